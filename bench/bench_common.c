@@ -1,0 +1,76 @@
+#include "bench_common.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int run_worker(const char *self, const char *arg, const char *preload, double *out)
+{
+    int fd[2];
+    if (pipe(fd) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        if (preload) setenv("LD_PRELOAD", preload, 1);
+        else unsetenv("LD_PRELOAD");
+        execl(self, self, arg, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[128] = {0};
+    ssize_t n = 0, r;
+    while (n < (ssize_t)sizeof buf - 1 && (r = read(fd[0], buf + n, sizeof buf - 1 - (size_t)n)) > 0)
+        n += r;
+    close(fd[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return -1;
+    *out = strtod(buf, NULL);
+    return *out > 0 ? 0 : -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int bench_compare(const char *self, const char *worker_arg, int rounds, double *bare,
+                  double *preloaded, const char *preload_path)
+{
+    double b[64], p[64];
+    if (rounds > 64) rounds = 64;
+    for (int i = 0; i < rounds; i++) {
+        /* Alternate the order so drift (clocks, caches) hits both sides. */
+        int first_bare = i % 2 == 0;
+        if (run_worker(self, worker_arg, first_bare ? NULL : preload_path, first_bare ? &b[i] : &p[i]) ||
+            run_worker(self, worker_arg, first_bare ? preload_path : NULL, first_bare ? &p[i] : &b[i]))
+            return -1;
+        fprintf(stderr, "round %d: bare %.0f/s preloaded %.0f/s\n", i + 1, b[i], p[i]);
+    }
+    qsort(b, (size_t)rounds, sizeof b[0], cmp_double);
+    qsort(p, (size_t)rounds, sizeof p[0], cmp_double);
+    *bare = b[rounds / 2];
+    *preloaded = p[rounds / 2];
+    return 0;
+}
+
+const char *bench_library(const char *argv0)
+{
+    (void)argv0;
+    const char *env = getenv("CUDACAP_LIB");
+    if (env && *env) return env;
+    static char path[PATH_MAX];
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return "libcudacap.so";
+    exe[n] = 0;
+    snprintf(path, sizeof path, "%s/../lib/libcudacap.so", dirname(exe));
+    return path;
+}

@@ -1,0 +1,40 @@
+/* cudacap configuration: what the control plane sets in the environment,
+ * parsed once per process. See docs/configuration.md for the table. */
+#ifndef CUDACAP_CONFIG_H
+#define CUDACAP_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CC_MAX_DEVICES 16
+#define CC_PATH_MAX 512
+
+typedef enum { CC_CTRL_AUTO = 0, CC_CTRL_DELTA = 1, CC_CTRL_AIMD = 2 } cc_controller_t;
+
+typedef struct cc_config {
+    /* Memory cap in bytes per visible device index; 0 = no cap. */
+    uint64_t mem_limit[CC_MAX_DEVICES];
+    /* SM utilization cap in percent per visible device index; 0 = no cap
+     * (100 is stored as 0: a cap of 100 % caps nothing). */
+    uint32_t sm_limit[CC_MAX_DEVICES];
+    cc_controller_t controller;
+    /* The container's shared state folder. */
+    char state_dir[CC_PATH_MAX];
+    /* Number of values that did not parse (each reported on stderr). */
+    int errors;
+} cc_config_t;
+
+/* Reads the environment through getenv_fn (getenv in the library; tests pass
+ * their own). Never fails: a bad value is reported, counted in errors, and
+ * that cap is left absent. */
+void cc_config_load(cc_config_t *cfg, const char *(*getenv_fn)(const char *name));
+
+/* Parses a size: bytes, or a number (decimals allowed) with a binary unit
+ * k/m/g/t, optionally followed by "i", "b", "ib" in any case ("4g", "4Gi",
+ * "4096MiB", "1048576k", "1.5g"). Returns 0 and sets *out, or -1. */
+int cc_parse_size(const char *s, uint64_t *out);
+
+/* Parses a percentage 0..100, optionally ending in "%". Returns 0 or -1. */
+int cc_parse_percent(const char *s, uint32_t *out);
+
+#endif

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds cudacap and runs the whole test suite on the simulator (no GPU needed).
+#   scripts/test.sh                 normal build in build/
+#   scripts/test.sh --asan          ASan+UBSan build in build-asan/
+#   scripts/test.sh --tsan          TSan build in build-tsan/ (concurrency suites)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=build
+args=()
+label=()
+case "${1:-}" in
+  --asan) dir=build-asan; args=(-DCUDACAP_SANITIZE=ON) ;;
+  --tsan) dir=build-tsan; args=(-DCUDACAP_TSAN=ON); label=(-L concurrency) ;;
+  "") ;;
+  *) echo "usage: $0 [--asan|--tsan]" >&2; exit 2 ;;
+esac
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${args[@]}" >/dev/null
+cmake --build "$dir" -j"$(nproc)"
+ctest --test-dir "$dir" -j"$(nproc)" --output-on-failure "${label[@]}"

@@ -1,0 +1,70 @@
+/* Environment configuration of the simulator. */
+#include "sim_shared.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+static struct sim_config g_cfg;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static int g_loaded; /* g_mu */
+
+uint64_t sim_parse_size(const char *s, uint64_t dflt)
+{
+    if (!s || !*s)
+        return dflt;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s)
+        return dflt;
+    switch (tolower((unsigned char)*end)) {
+    case 't': v <<= 40; break;
+    case 'g': v <<= 30; break;
+    case 'm': v <<= 20; break;
+    case 'k': v <<= 10; break;
+    default: break;
+    }
+    return v;
+}
+
+static long env_long(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    long r = strtol(v, &end, 10);
+    return end == v ? dflt : r;
+}
+
+static void load(void)
+{
+    long n = env_long("CUDACAP_SIM_DEVICES", 1);
+    g_cfg.ndev = (uint32_t)(n < 1 ? 1 : n > SIM_MAX_DEV ? SIM_MAX_DEV : n);
+    long sms = env_long("CUDACAP_SIM_SMS", 132);
+    g_cfg.sms = (uint32_t)(sms < 1 ? 1 : sms);
+    g_cfg.mem = sim_parse_size(getenv("CUDACAP_SIM_MEM"), 80ull << 30);
+    g_cfg.ctx_mem = sim_parse_size(getenv("CUDACAP_SIM_CTX_MEM"), 256ull << 20);
+    long w = env_long("CUDACAP_SIM_UTIL_WINDOW_MS", 1000);
+    g_cfg.util_window_ns = (uint64_t)(w < 1 ? 1 : w) * 1000000ull;
+    g_cfg.pid_offset = env_long("CUDACAP_SIM_PID_OFFSET", 0);
+}
+
+const struct sim_config *sim_config(void)
+{
+    pthread_mutex_lock(&g_mu);
+    if (!g_loaded) {
+        load();
+        g_loaded = 1;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return &g_cfg;
+}
+
+/* In a fork child: read the environment again at the next use, so that a
+ * child's setenv (e.g. CUDACAP_SIM_PID_OFFSET) applies to it. */
+void sim_config_reset(void)
+{
+    pthread_mutex_init(&g_mu, NULL);
+    g_loaded = 0;
+}

@@ -1,0 +1,144 @@
+/* Process-local objects of the simulated driver (libcuda.so.1). */
+#ifndef CUDACAP_SIM_CUDA_INTERNAL_H
+#define CUDACAP_SIM_CUDA_INTERNAL_H
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#define __CUDA_API_VERSION_INTERNAL_ODR 1
+#include <cuda.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim_shared.h"
+
+#define SIM_BACKED_MAX (64ull << 20) /* allocations up to this size get host backing */
+
+enum { MAG_CTX = 0x43545831, MAG_STREAM, MAG_EVENT, MAG_FUNC, MAG_MODULE, MAG_POOL, MAG_GRAPH,
+       MAG_EXEC, MAG_NODE, MAG_ARRAY, MAG_MIPMAP, MAG_VMM };
+
+struct sim_stream;
+
+struct sim_ctx {
+    uint32_t magic;
+    int dev;
+    unsigned flags;
+    int primary;
+    struct sim_stream *null_stream;
+    uint64_t tail;            /* latest end time of any work in this context */
+    int pending_host;         /* host functions not yet run */
+};
+
+struct sim_graph;
+
+struct sim_stream {
+    uint32_t magic;
+    struct sim_ctx *ctx;
+    unsigned flags;
+    int priority;
+    uint64_t tail;            /* end time of the last work in stream order */
+    int pending_host;
+    struct sim_graph *capture;
+};
+
+struct sim_event {
+    uint32_t magic;
+    unsigned flags;
+    int recorded;
+    uint64_t t;
+};
+
+struct sim_func {
+    uint32_t magic;
+    uint64_t spin_us;
+    char name[64];
+    struct sim_func *next;
+};
+
+struct sim_module {
+    uint32_t magic;
+    struct sim_func *funcs;
+};
+
+struct sim_pool {
+    uint32_t magic;
+    int dev;
+    int is_default;
+    uint64_t reserved, used, threshold, reserved_high, used_high;
+    struct sim_pool *next;
+};
+
+struct sim_node {
+    uint32_t magic;
+    CUgraphNodeType type;
+    struct sim_graph *graph;
+    CUDA_KERNEL_NODE_PARAMS kparams;
+    size_t bytes;             /* mem alloc node */
+    int dev;
+    CUdeviceptr dptr;         /* mem alloc / free node */
+};
+
+struct sim_graph {
+    uint32_t magic;
+    struct sim_node **nodes;
+    size_t n, cap;
+};
+
+/* Handles (contexts, streams, modules, ...) are allocated through these so
+ * that they stay reachable from a global list until destroyed: programs that
+ * exit without destroying them do not show up as leaks under LeakSanitizer. */
+void *sim_obj_alloc(size_t size);   /* zeroed; NULL on failure */
+void sim_obj_free(void *p);
+
+/* Lock for all process-local tables. */
+extern pthread_mutex_t sim_lk;
+
+/* Contexts (cuda_ctx.c). */
+struct sim_ctx *sim_cur_ctx(void);
+CUresult sim_cur_dev(int *dev);
+int sim_valid_dev(CUdevice d);
+
+/* Streams (cuda_stream.c): NULL when invalid; *err set. */
+struct sim_stream *sim_stream_get(CUstream h, CUresult *err);
+void sim_stream_advance(struct sim_stream *st, uint64_t end);
+void sim_release_pools_at_sync(int dev);  /* cuda_pool.c */
+
+/* Allocation table (cuda_mem.c). */
+enum { AK_DEVICE = 1, AK_MANAGED, AK_POOL, AK_GRAPH, AK_VMM };
+struct sim_alloc {
+    CUdeviceptr base;
+    size_t size;
+    uint64_t charged;         /* bytes counted on the device for this entry */
+    int dev;
+    int kind;
+    void *host;               /* lazily allocated backing */
+    struct sim_pool *pool;
+    void *vmm;                /* struct sim_vmm_handle for AK_VMM */
+    size_t vmm_off;
+};
+CUdeviceptr sim_va_alloc(size_t size, size_t align);
+int sim_alloc_insert(const struct sim_alloc *a);      /* lock held */
+struct sim_alloc *sim_alloc_find(CUdeviceptr p);      /* containing; lock held */
+int sim_alloc_remove(CUdeviceptr base, struct sim_alloc *out); /* exact base; lock held */
+CUresult sim_free_ptr(CUdeviceptr p);                 /* any kind */
+void *sim_vmm_backing(void *handle, size_t off, size_t len); /* cuda_vmm.c, lock held */
+
+/* Graph memory (cuda_graph.c). */
+extern uint64_t sim_graph_used[SIM_MAX_DEV]; /* sim_lk */
+void sim_wait_host_ctx(struct sim_ctx *c);     /* cuda_stream.c */
+CUresult sim_graph_launch(struct sim_graph *g, struct sim_stream *st);
+CUresult sim_graph_add(struct sim_graph *g, struct sim_node *n);
+CUresult sim_launch_on(struct sim_func *f, unsigned gx, unsigned gy, unsigned gz,
+                       struct sim_stream *st);
+
+/* fork(): the child starts as a fresh CUDA process (no contexts, no
+ * allocations); each module resets its process-local state. */
+void sim_ctx_after_fork(void);
+void sim_mem_after_fork(void);
+void sim_pool_after_fork(void);
+void sim_graph_after_fork(void);
+void sim_stream_after_fork(void);
+
+#define SIM_CHECK_INIT() do { if (!sim_initialized()) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+int sim_initialized(void);
+
+#endif

@@ -1,0 +1,333 @@
+/* libnvidia-ml.so.1 of the simulator: devices, memory, processes and
+ * utilisation read from the shared state. */
+#include "cudacap/nvml.h"
+#include "sim_shared.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct nvml_dev {
+    unsigned idx;
+};
+static struct nvml_dev g_devs[SIM_MAX_DEV];
+static int g_refs;
+
+#define CHECK_INIT() do { if (__atomic_load_n(&g_refs, __ATOMIC_ACQUIRE) <= 0) return NVML_ERROR_UNINITIALIZED; } while (0)
+
+static nvmlReturn_t init(void)
+{
+    if (!sim_shm())
+        return NVML_ERROR_DRIVER_NOT_LOADED;
+    for (unsigned i = 0; i < SIM_MAX_DEV; i++)
+        g_devs[i].idx = i;
+    __atomic_add_fetch(&g_refs, 1, __ATOMIC_ACQ_REL);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlInit_v2(void) { return init(); }
+nvmlReturn_t nvmlInit(void) { return init(); }
+nvmlReturn_t nvmlInitWithFlags(unsigned int flags) { (void)flags; return init(); }
+
+nvmlReturn_t nvmlShutdown(void)
+{
+    CHECK_INIT();
+    __atomic_sub_fetch(&g_refs, 1, __ATOMIC_ACQ_REL);
+    return NVML_SUCCESS;
+}
+
+const char *nvmlErrorString(nvmlReturn_t r)
+{
+    switch ((int)r) {
+    case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_NOT_FOUND: return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    case NVML_ERROR_NO_DATA: return "No Data";
+    case 25: return "Argument Version Mismatch";
+    default: return "Unknown Error";
+    }
+}
+
+static nvmlReturn_t copy_str(char *dst, unsigned len, const char *src)
+{
+    if (!dst)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (strlen(src) + 1 > len)
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(dst, src, strlen(src) + 1);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
+    return copy_str(version, length, "999.99-sim");
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *v)
+{
+    if (!v)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *v = 13000;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { return nvmlSystemGetCudaDriverVersion(v); }
+
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
+{
+    CHECK_INIT();
+    if (!count)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *count = sim_ndev();
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCount(unsigned int *count) { return nvmlDeviceGetCount_v2(count); }
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
+{
+    CHECK_INIT();
+    if (!device || index >= sim_ndev())
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *device = (nvmlDevice_t)&g_devs[index];
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *device)
+{
+    return nvmlDeviceGetHandleByIndex_v2(index, device);
+}
+
+static int dev_of(nvmlDevice_t d)
+{
+    struct nvml_dev *x = (struct nvml_dev *)d;
+    if (!x || x < g_devs || x >= g_devs + SIM_MAX_DEV || x->idx >= sim_ndev())
+        return -1;
+    return (int)x->idx;
+}
+
+static void uuid_str(unsigned idx, char out[NVML_DEVICE_UUID_V2_BUFFER_SIZE])
+{
+    /* Same bytes as cuDeviceGetUuid: 5ac1ca00-0000-4000-8000-0000000000XX */
+    snprintf(out, NVML_DEVICE_UUID_V2_BUFFER_SIZE, "GPU-5ac1ca00-0000-4000-8000-0000000000%02x", idx & 0xffu);
+}
+
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
+{
+    CHECK_INIT();
+    if (!uuid || !device)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    for (unsigned i = 0; i < sim_ndev(); i++) {
+        char u[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+        uuid_str(i, u);
+        if (strcmp(u, uuid) == 0) {
+            *device = (nvmlDevice_t)&g_devs[i];
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_NOT_FOUND;
+}
+
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index)
+{
+    CHECK_INIT();
+    int d = dev_of(device);
+    if (d < 0 || !index)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *index = (unsigned)d;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
+{
+    CHECK_INIT();
+    int d = dev_of(device);
+    if (d < 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    char u[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+    uuid_str((unsigned)d, u);
+    return copy_str(uuid, length, u);
+}
+
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
+{
+    CHECK_INIT();
+    if (dev_of(device) < 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    return copy_str(name, length, "cudacap simulated GPU");
+}
+
+static void mem_of(int d, unsigned long long *total, unsigned long long *used)
+{
+    struct sim_shared *s = sim_shm();
+    sim_lock(s);
+    sim_sweep_locked(s);
+    *total = s->dev[d].total;
+    *used = sim_used_locked(s, (uint32_t)d);
+    sim_unlock(s);
+    if (*used > *total)
+        *used = *total;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
+{
+    CHECK_INIT();
+    int d = dev_of(device);
+    if (d < 0 || !memory)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    mem_of(d, &memory->total, &memory->used);
+    memory->free = memory->total - memory->used;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory)
+{
+    CHECK_INIT();
+    int d = dev_of(device);
+    if (d < 0 || !memory)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (memory->version != nvmlMemory_v2)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    mem_of(d, &memory->total, &memory->used);
+    memory->reserved = 0;
+    memory->free = memory->total - memory->used;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *util)
+{
+    CHECK_INIT();
+    int d = dev_of(device);
+    if (d < 0 || !util)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    uint64_t w = sim_config()->util_window_ns;
+    struct sim_shared *s = sim_shm();
+    uint64_t now = sim_now_ns();
+    sim_lock(s);
+    uint64_t busy = sim_busy_locked(s, (uint32_t)d, now > w ? now - w : 0, now, -1);
+    sim_unlock(s);
+    util->gpu = (unsigned)((busy * 100 + w / 2) / w);
+    if (util->gpu > 100)
+        util->gpu = 100;
+    util->memory = 0;
+    return NVML_SUCCESS;
+}
+
+/* ---- processes ---- */
+struct proc_row {
+    unsigned pid;
+    unsigned long long mem;
+};
+
+static unsigned list_procs(int d, struct proc_row *rows)
+{
+    struct sim_shared *s = sim_shm();
+    unsigned n = 0;
+    sim_lock(s);
+    sim_sweep_locked(s);
+    for (int i = 0; i < SIM_MAX_PROC; i++) {
+        const struct sim_proc *p = &s->procs[i];
+        if (p->in_use && (p->ctx[d] || p->mem[d])) {
+            rows[n].pid = p->nvml_pid;
+            rows[n].mem = p->mem[d];
+            n++;
+        }
+    }
+    sim_unlock(s);
+    return n;
+}
+
+#define RUNNING_PROCS(NAME, TYPE, FILL)                                              \
+    nvmlReturn_t NAME(nvmlDevice_t device, unsigned int *infoCount, TYPE *infos)     \
+    {                                                                                \
+        CHECK_INIT();                                                                \
+        int d = dev_of(device);                                                      \
+        if (d < 0 || !infoCount)                                                     \
+            return NVML_ERROR_INVALID_ARGUMENT;                                      \
+        struct proc_row rows[SIM_MAX_PROC];                                          \
+        unsigned n = list_procs(d, rows);                                            \
+        if (*infoCount < n) {                                                        \
+            *infoCount = n;                                                          \
+            return NVML_ERROR_INSUFFICIENT_SIZE;                                     \
+        }                                                                            \
+        if (n && !infos)                                                             \
+            return NVML_ERROR_INVALID_ARGUMENT;                                      \
+        for (unsigned i = 0; i < n; i++) {                                           \
+            memset(&infos[i], 0, sizeof infos[i]);                                   \
+            infos[i].pid = rows[i].pid;                                              \
+            infos[i].usedGpuMemory = rows[i].mem;                                    \
+            FILL;                                                                    \
+        }                                                                            \
+        *infoCount = n;                                                              \
+        return NVML_SUCCESS;                                                         \
+    }
+
+#define MIG_NA infos[i].gpuInstanceId = 0xFFFFFFFFu; infos[i].computeInstanceId = 0xFFFFFFFFu
+RUNNING_PROCS(nvmlDeviceGetComputeRunningProcesses_v3, nvmlProcessInfo_t, MIG_NA)
+RUNNING_PROCS(nvmlDeviceGetComputeRunningProcesses_v2, nvmlProcessInfo_v2_t, MIG_NA)
+RUNNING_PROCS(nvmlDeviceGetComputeRunningProcesses, nvmlProcessInfo_v1_t, (void)0)
+
+nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,
+                                             unsigned int *processSamplesCount,
+                                             unsigned long long lastSeenTimeStamp)
+{
+    CHECK_INIT();
+    int d = dev_of(device);
+    if (d < 0 || !processSamplesCount)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    uint64_t w = sim_config()->util_window_ns;
+    uint64_t now = sim_now_ns(), now_us = sim_realtime_us();
+    uint64_t from = now > w ? now - w : 0;
+    if (lastSeenTimeStamp) {
+        if (lastSeenTimeStamp >= now_us)
+            return NVML_ERROR_NOT_FOUND;
+        uint64_t ago = (now_us - lastSeenTimeStamp) * 1000ull;
+        if (ago < now - from)
+            from = now - ago;
+    }
+    struct { uint32_t pid; uint64_t busy; } acc[SIM_MAX_PROC];
+    unsigned n = 0;
+    struct sim_shared *s = sim_shm();
+    sim_lock(s);
+    struct sim_dev *dv = &s->dev[d];
+    uint64_t cnt = dv->ring_head < SIM_RING ? dv->ring_head : SIM_RING;
+    for (uint64_t k = 1; k <= cnt; k++) {
+        const struct sim_ival *e = &dv->ring[(dv->ring_head - k) % SIM_RING];
+        if (e->end_ns <= from)
+            break;
+        uint64_t a = e->start_ns > from ? e->start_ns : from, b = e->end_ns < now ? e->end_ns : now;
+        if (b <= a)
+            continue;
+        unsigned j = 0;
+        while (j < n && acc[j].pid != e->nvml_pid)
+            j++;
+        if (j == n) {
+            if (n == SIM_MAX_PROC)
+                continue;
+            acc[n].pid = e->nvml_pid;
+            acc[n].busy = 0;
+            n++;
+        }
+        acc[j].busy += b - a;
+    }
+    sim_unlock(s);
+    if (n == 0)
+        return NVML_ERROR_NOT_FOUND;
+    if (!utilization || *processSamplesCount < n) {
+        *processSamplesCount = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    uint64_t span = now - from;
+    for (unsigned j = 0; j < n; j++) {
+        memset(&utilization[j], 0, sizeof utilization[j]);
+        utilization[j].pid = acc[j].pid;
+        utilization[j].timeStamp = now_us;
+        unsigned u = span ? (unsigned)((acc[j].busy * 100 + span / 2) / span) : 0;
+        utilization[j].smUtil = u > 100 ? 100 : u;
+    }
+    *processSamplesCount = n;
+    return NVML_SUCCESS;
+}

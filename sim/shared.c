@@ -1,0 +1,317 @@
+/* Shared state file: creation, locking, process slots, memory accounting. */
+#include "sim_shared.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static struct sim_shared *g_shm;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_slot = -1;
+static pid_t g_slot_pid;
+
+uint64_t sim_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t sim_realtime_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+void sim_sleep_until(uint64_t mono_ns)
+{
+    struct timespec ts = { (time_t)(mono_ns / 1000000000ull), (long)(mono_ns % 1000000000ull) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
+static void map_state(void)
+{
+    const struct sim_config *c = sim_config();
+    char dir[512], path[600];
+    const char *d = getenv("CUDACAP_SIM_DIR");
+    if (d && *d)
+        snprintf(dir, sizeof dir, "%s", d);
+    else
+        snprintf(dir, sizeof dir, "/tmp/cudacap-sim-%u", (unsigned)getuid());
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return;
+    snprintf(path, sizeof path, "%s/state", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+    while (fcntl(fd, F_SETLKW, &fl) != 0 && errno == EINTR) {
+    }
+    struct stat st;
+    size_t sz = sizeof(struct sim_shared);
+    if (fstat(fd, &st) != 0 || ((size_t)st.st_size < sz && ftruncate(fd, (off_t)sz) != 0)) {
+        close(fd);
+        return;
+    }
+    struct sim_shared *s = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (s == MAP_FAILED) {
+        close(fd);
+        return;
+    }
+    if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) != SIM_MAGIC || s->layout != SIM_LAYOUT) {
+        memset(s, 0, sz);
+        pthread_mutexattr_t a;
+        pthread_mutexattr_init(&a);
+        pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+        pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+        pthread_mutex_init(&s->lock, &a);
+        pthread_mutexattr_destroy(&a);
+        s->layout = SIM_LAYOUT;
+        s->ndev = c->ndev;
+        for (uint32_t i = 0; i < SIM_MAX_DEV; i++) {
+            s->dev[i].total = c->mem;
+            s->dev[i].sms = c->sms;
+        }
+        __atomic_store_n(&s->magic, SIM_MAGIC, __ATOMIC_RELEASE);
+    } else {
+        /* A state file left by earlier runs: adopt this process's device
+         * configuration when no live process uses the simulator. */
+        sim_lock(s);
+        sim_sweep_locked(s);
+        int live = 0;
+        for (int i = 0; i < SIM_MAX_PROC; i++)
+            live |= (int)s->procs[i].in_use;
+        if (!live) {
+            s->ndev = c->ndev;
+            for (uint32_t i = 0; i < SIM_MAX_DEV; i++) {
+                s->dev[i].total = c->mem;
+                s->dev[i].sms = c->sms;
+            }
+        }
+        sim_unlock(s);
+    }
+    fl.l_type = F_UNLCK;
+    fcntl(fd, F_SETLK, &fl);
+    close(fd);
+    g_shm = s;
+}
+
+struct sim_shared *sim_shm(void)
+{
+    pthread_once(&g_once, map_state);
+    return g_shm;
+}
+
+uint32_t sim_ndev(void)
+{
+    struct sim_shared *s = sim_shm();
+    return s ? s->ndev : 0;
+}
+
+void sim_lock(struct sim_shared *s)
+{
+    int r = pthread_mutex_lock(&s->lock);
+    if (r == EOWNERDEAD)
+        pthread_mutex_consistent(&s->lock);
+}
+
+void sim_unlock(struct sim_shared *s)
+{
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Start time (field 22) of /proc/<pid>/stat; 0 if unreadable, UINT64_MAX
+ * for a zombie (it holds no GPU memory any more). */
+static uint64_t start_time_of(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    p += 2; /* field 3: state */
+    if (*p == 'Z' || *p == 'X')
+        return UINT64_MAX;
+    for (int f = 3; f < 22 && p; f++) {
+        p = strchr(p, ' ');
+        if (p)
+            p++;
+    }
+    return p ? strtoull(p, NULL, 10) : 0;
+}
+
+static uint32_t host_pid(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    uint32_t pid = (uint32_t)getpid();
+    if (!f)
+        return pid;
+    char line[256];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "NSpid:", 6) == 0) {
+            unsigned long v = strtoul(line + 6, NULL, 10);
+            if (v)
+                pid = (uint32_t)v;
+            break;
+        }
+    }
+    fclose(f);
+    return pid;
+}
+
+static int proc_alive(const struct sim_proc *p)
+{
+    if (kill((pid_t)p->pid, 0) != 0 && errno == ESRCH)
+        return 0;
+    uint64_t st = start_time_of((pid_t)p->pid);
+    return st != UINT64_MAX && (st == 0 || st == p->start_time);
+}
+
+void sim_sweep_locked(struct sim_shared *s)
+{
+    pid_t me = getpid();
+    for (int i = 0; i < SIM_MAX_PROC; i++) {
+        struct sim_proc *p = &s->procs[i];
+        if (p->in_use && (pid_t)p->pid != me && !proc_alive(p))
+            memset(p, 0, sizeof *p);
+    }
+}
+
+int sim_my_slot_locked(struct sim_shared *s)
+{
+    pid_t me = getpid();
+    if (g_slot >= 0 && g_slot_pid == me && s->procs[g_slot].in_use && s->procs[g_slot].pid == (uint32_t)me)
+        return g_slot;
+    int free_i = -1;
+    for (int pass = 0; pass < 2 && free_i < 0; pass++) {
+        if (pass)
+            sim_sweep_locked(s);
+        for (int i = 0; i < SIM_MAX_PROC; i++) {
+            if (s->procs[i].in_use && s->procs[i].pid == (uint32_t)me) {
+                free_i = i;
+                break;
+            }
+            if (!s->procs[i].in_use && free_i < 0)
+                free_i = i;
+        }
+    }
+    if (free_i < 0)
+        return -1;
+    /* A slot already carrying our pid is from before an exec(): its
+     * memory went with the old image. */
+    struct sim_proc *p = &s->procs[free_i];
+    memset(p, 0, sizeof *p);
+    p->pid = (uint32_t)me;
+    p->nvml_pid = (uint32_t)((int64_t)host_pid() + sim_config()->pid_offset);
+    p->start_time = start_time_of(me);
+    p->in_use = 1;
+    g_slot = free_i;
+    g_slot_pid = me;
+    return free_i;
+}
+
+void sim_release_my_slot(void)
+{
+    struct sim_shared *s = g_shm;
+    if (!s || g_slot < 0 || g_slot_pid != getpid())
+        return;
+    sim_lock(s);
+    if (s->procs[g_slot].pid == (uint32_t)g_slot_pid)
+        memset(&s->procs[g_slot], 0, sizeof s->procs[g_slot]);
+    sim_unlock(s);
+    g_slot = -1;
+}
+
+uint64_t sim_used_locked(struct sim_shared *s, uint32_t dev)
+{
+    uint64_t u = 0;
+    for (int i = 0; i < SIM_MAX_PROC; i++)
+        if (s->procs[i].in_use)
+            u += s->procs[i].mem[dev];
+    return u;
+}
+
+int sim_charge(uint32_t dev, uint64_t bytes)
+{
+    struct sim_shared *s = sim_shm();
+    if (!s || dev >= s->ndev)
+        return -1;
+    sim_lock(s);
+    int slot = sim_my_slot_locked(s);
+    int ok = 0;
+    if (slot >= 0) {
+        uint64_t used = sim_used_locked(s, dev);
+        if (used + bytes > s->dev[dev].total || used + bytes < used) {
+            sim_sweep_locked(s);
+            used = sim_used_locked(s, dev);
+        }
+        if (used + bytes <= s->dev[dev].total && used + bytes >= used) {
+            s->procs[slot].mem[dev] += bytes;
+            ok = 1;
+        }
+    }
+    sim_unlock(s);
+    return ok ? 0 : -1;
+}
+
+void sim_uncharge(uint32_t dev, uint64_t bytes)
+{
+    struct sim_shared *s = sim_shm();
+    if (!s || dev >= SIM_MAX_DEV || bytes == 0)
+        return;
+    sim_lock(s);
+    int slot = sim_my_slot_locked(s);
+    if (slot >= 0) {
+        uint64_t *m = &s->procs[slot].mem[dev];
+        *m = *m >= bytes ? *m - bytes : 0;
+    }
+    sim_unlock(s);
+}
+
+void sim_ctx_count(uint32_t dev, int delta)
+{
+    struct sim_shared *s = sim_shm();
+    if (!s || dev >= SIM_MAX_DEV)
+        return;
+    sim_lock(s);
+    int slot = sim_my_slot_locked(s);
+    if (slot >= 0) {
+        uint32_t *c = &s->procs[slot].ctx[dev];
+        if (delta < 0 && *c < (uint32_t)-delta)
+            *c = 0;
+        else
+            *c = (uint32_t)((int64_t)*c + delta);
+    }
+    sim_unlock(s);
+}
+
+void sim_mem_info(uint32_t dev, uint64_t *free_b, uint64_t *total_b)
+{
+    struct sim_shared *s = sim_shm();
+    *free_b = *total_b = 0;
+    if (!s || dev >= s->ndev)
+        return;
+    sim_lock(s);
+    sim_sweep_locked(s);
+    uint64_t used = sim_used_locked(s, dev);
+    *total_b = s->dev[dev].total;
+    *free_b = used >= *total_b ? 0 : *total_b - used;
+    sim_unlock(s);
+}

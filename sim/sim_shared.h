@@ -1,0 +1,92 @@
+/* Cross-process state of the simulator: one file (CUDACAP_SIM_DIR/state),
+ * mmap'ed MAP_SHARED by libcuda.so.1 and libnvidia-ml.so.1 of every process.
+ * All fields are read and written under the robust process-shared mutex. */
+#ifndef CUDACAP_SIM_SHARED_H
+#define CUDACAP_SIM_SHARED_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define SIM_MAX_DEV 16
+#define SIM_MAX_PROC 256
+#define SIM_RING 16384
+#define SIM_MAGIC 0x43534d31u /* "CSM1" */
+#define SIM_LAYOUT 3u
+
+struct sim_ival {             /* one busy interval of the device timeline */
+    uint64_t start_ns;        /* CLOCK_MONOTONIC */
+    uint64_t end_ns;
+    uint32_t slot;            /* process slot that launched it */
+    uint32_t nvml_pid;        /* pid as NVML reports it */
+};
+
+struct sim_dev {
+    uint64_t total;           /* bytes */
+    uint32_t sms;
+    uint32_t pad;
+    uint64_t busy_until;      /* end of the last interval on the timeline */
+    uint64_t ring_head;       /* intervals ever appended (ring index = head % SIM_RING) */
+    struct sim_ival ring[SIM_RING];
+};
+
+struct sim_proc {
+    uint32_t in_use;
+    uint32_t pid;             /* getpid(), for liveness */
+    uint32_t nvml_pid;        /* host pid + CUDACAP_SIM_PID_OFFSET */
+    uint32_t pad;
+    uint64_t start_time;      /* /proc/<pid>/stat field 22 */
+    uint64_t mem[SIM_MAX_DEV];/* device bytes incl. context memory */
+    uint32_t ctx[SIM_MAX_DEV];/* live contexts per device */
+};
+
+struct sim_shared {
+    uint32_t magic;
+    uint32_t layout;
+    uint32_t ndev;
+    uint32_t pad;
+    pthread_mutex_t lock;
+    struct sim_proc procs[SIM_MAX_PROC];
+    struct sim_dev dev[SIM_MAX_DEV];
+};
+
+/* Configuration read from the environment of this process. */
+struct sim_config {
+    uint32_t ndev;
+    uint32_t sms;
+    uint64_t mem;
+    uint64_t ctx_mem;
+    uint64_t util_window_ns;
+    int64_t pid_offset;
+};
+
+const struct sim_config *sim_config(void);
+void sim_config_reset(void);
+uint64_t sim_parse_size(const char *s, uint64_t dflt);
+uint64_t sim_now_ns(void);              /* CLOCK_MONOTONIC */
+uint64_t sim_realtime_us(void);
+void sim_sleep_until(uint64_t mono_ns);
+
+/* Maps the state file (once per process); NULL on failure. */
+struct sim_shared *sim_shm(void);
+void sim_lock(struct sim_shared *s);
+void sim_unlock(struct sim_shared *s);
+uint32_t sim_ndev(void);                /* device count (from the state file) */
+
+/* Process slots. sim_my_slot registers this process (lock held). */
+int sim_my_slot_locked(struct sim_shared *s);
+void sim_sweep_locked(struct sim_shared *s);   /* frees slots of dead processes */
+uint64_t sim_used_locked(struct sim_shared *s, uint32_t dev);
+void sim_release_my_slot(void);
+
+/* Memory accounting for this process. charge returns 0 or -1 (no memory). */
+int sim_charge(uint32_t dev, uint64_t bytes);
+void sim_uncharge(uint32_t dev, uint64_t bytes);
+void sim_ctx_count(uint32_t dev, int delta);
+void sim_mem_info(uint32_t dev, uint64_t *free_b, uint64_t *total_b);
+
+/* Timeline (timeline.c). */
+uint64_t sim_timeline_append(uint32_t dev, uint64_t not_before, uint64_t dur_ns);
+uint64_t sim_busy_locked(struct sim_shared *s, uint32_t dev, uint64_t from, uint64_t to,
+                         int64_t only_pid);
+
+#endif

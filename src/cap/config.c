@@ -1,0 +1,207 @@
+/* Environment parsing (DESIGN.md §3). Every CUDACAP_* name has a HAMi/Volcano
+ * equivalent that the device plugins set; when both are set the CUDACAP_* one
+ * wins. A value that does not parse leaves that cap absent and says so. */
+#include "cudacap/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+int cc_parse_size(const char *s, uint64_t *out)
+{
+    if (!s) return -1;
+    while (isspace((unsigned char)*s)) s++;
+    if (!isdigit((unsigned char)*s)) return -1; /* no sign, no hex: sizes are decimal */
+    uint64_t whole = 0;
+    for (; isdigit((unsigned char)*s); s++) {
+        if (whole > (UINT64_MAX - 9) / 10) return -1;
+        whole = whole * 10 + (uint64_t)(*s - '0');
+    }
+    /* Up to 9 fractional digits, as a numerator over 10^digits. */
+    uint64_t frac = 0, den = 1;
+    if (*s == '.') {
+        s++;
+        if (!isdigit((unsigned char)*s)) return -1;
+        for (; isdigit((unsigned char)*s); s++)
+            if (den < 1000000000ULL) frac = frac * 10 + (uint64_t)(*s - '0'), den *= 10;
+    }
+    unsigned shift = 0;
+    switch (tolower((unsigned char)*s)) {
+    case 'k': shift = 10; s++; break;
+    case 'm': shift = 20; s++; break;
+    case 'g': shift = 30; s++; break;
+    case 't': shift = 40; s++; break;
+    default: break;
+    }
+    /* Accept the spellings people write: 4G, 4Gi, 4GB, 4GiB, 4b (bytes). */
+    if (shift && tolower((unsigned char)*s) == 'i') s++;
+    if (tolower((unsigned char)*s) == 'b') s++;
+    while (isspace((unsigned char)*s)) s++;
+    if (*s) return -1;
+    if (den > 1 && !shift) return -1; /* fractional bytes make no sense */
+    if (shift && whole > (UINT64_MAX >> shift)) return -1;
+    uint64_t v = whole << shift;
+    if (den > 1) {
+        /* frac/den of one unit; unit <= 2^40 and frac < 10^9 so no overflow. */
+        uint64_t add = (frac * (1ULL << shift)) / den;
+        if (v > UINT64_MAX - add) return -1;
+        v += add;
+    }
+    *out = v;
+    return 0;
+}
+
+int cc_parse_percent(const char *s, uint32_t *out)
+{
+    if (!s) return -1;
+    while (isspace((unsigned char)*s)) s++;
+    if (!isdigit((unsigned char)*s)) return -1;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno) return -1;
+    if (*end == '%') end++;
+    while (isspace((unsigned char)*end)) end++;
+    if (*end || v > 100) return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* The first of the names that is set (non-empty) wins; conflicting values of a
+ * later name are reported. Returns the value or NULL, and its name. */
+static const char *first_set(const char *(*get)(const char *), const char *const *names,
+                             const char **which)
+{
+    const char *val = NULL;
+    for (; *names; names++) {
+        const char *v = get(*names);
+        if (!v || !*v) continue;
+        if (!val) {
+            val = v;
+            *which = *names;
+        } else if (strcmp(v, val) != 0) {
+            cc_warn("%s=\"%s\" differs from %s=\"%s\"; using %s", *names, v, *which, val, *which);
+        }
+    }
+    return val;
+}
+
+static int parse_size_u64(const char *s, uint64_t *out) { return cc_parse_size(s, out); }
+
+static int parse_percent_u64(const char *s, uint64_t *out)
+{
+    uint32_t p;
+    if (cc_parse_percent(s, &p) != 0) return -1;
+    *out = p;
+    return 0;
+}
+
+/* One cap family: NAME and NAME_<i>, each under its cudacap and its HAMi name.
+ * The per-device value overrides the all-device one. */
+struct cap_family {
+    const char *ours, *hami; /* base names */
+    int (*parse)(const char *, uint64_t *);
+    const char *what; /* for messages */
+};
+
+static void load_family(const struct cap_family *f, const char *(*get)(const char *),
+                        uint64_t out[CC_MAX_DEVICES], int *errors)
+{
+    const char *all_names[] = {f->ours, f->hami, NULL};
+    const char *which = NULL;
+    uint64_t all = 0;
+    const char *v = first_set(get, all_names, &which);
+    if (v && f->parse(v, &all) != 0) {
+        cc_error("%s=\"%s\" is not %s; running with no cap from it", which, v, f->what);
+        (*errors)++;
+        all = 0;
+    }
+    for (int i = 0; i < CC_MAX_DEVICES; i++) {
+        char a[64], b[64];
+        snprintf(a, sizeof a, "%s_%d", f->ours, i);
+        snprintf(b, sizeof b, "%s_%d", f->hami, i);
+        const char *names[] = {a, b, NULL};
+        const char *w = NULL;
+        const char *dv = first_set(get, names, &w);
+        uint64_t one;
+        out[i] = all;
+        if (!dv) continue;
+        if (f->parse(dv, &one) != 0) {
+            cc_error("%s=\"%s\" is not %s; running device %d with no cap from it", w, dv,
+                     f->what, i);
+            (*errors)++;
+            out[i] = 0; /* absent, not the all-device value the operator overrode */
+            continue;
+        }
+        out[i] = one;
+    }
+}
+
+static void load_mem(cc_config_t *cfg, const char *(*get)(const char *))
+{
+    static const struct cap_family mem = {
+        "CUDACAP_MEM_LIMIT", "CUDA_DEVICE_MEMORY_LIMIT", parse_size_u64,
+        "a size (examples: 4g, 4Gi, 4096m, 1048576k, 4294967296)"};
+    load_family(&mem, get, cfg->mem_limit, &cfg->errors);
+}
+
+static void load_sm(cc_config_t *cfg, const char *(*get)(const char *))
+{
+    static const struct cap_family sm = {"CUDACAP_SM_LIMIT", "CUDA_DEVICE_SM_LIMIT",
+                                         parse_percent_u64, "a percentage 0..100"};
+    uint64_t v[CC_MAX_DEVICES];
+    load_family(&sm, get, v, &cfg->errors);
+    /* HAMi's policy switch: "disable" turns compute capping off. */
+    const char *pol = get("GPU_CORE_UTILIZATION_POLICY");
+    int off = pol && (strcmp(pol, "disable") == 0 || strcmp(pol, "DISABLE") == 0);
+    for (int i = 0; i < CC_MAX_DEVICES; i++)
+        cfg->sm_limit[i] = (off || v[i] >= 100) ? 0 : (uint32_t)v[i];
+}
+
+static void load_state_dir(cc_config_t *cfg, const char *(*get)(const char *))
+{
+    const char *d = get("CUDACAP_STATE_DIR");
+    const char *cache = get("CUDA_DEVICE_MEMORY_SHARED_CACHE");
+    int n;
+    if (d && *d) {
+        n = snprintf(cfg->state_dir, sizeof cfg->state_dir, "%s", d);
+    } else if (cache && *cache) {
+        /* HAMi/Volcano name one cache FILE per container (a random UUID in its
+         * name); our per-container folder is that path plus ".d". */
+        n = snprintf(cfg->state_dir, sizeof cfg->state_dir, "%s.d", cache);
+    } else {
+        n = snprintf(cfg->state_dir, sizeof cfg->state_dir, "/tmp/cudacap");
+    }
+    if (n < 0 || (size_t)n >= sizeof cfg->state_dir) {
+        cc_error("state folder path is longer than %d bytes; using /tmp/cudacap",
+                 CC_PATH_MAX - 1);
+        cfg->errors++;
+        snprintf(cfg->state_dir, sizeof cfg->state_dir, "/tmp/cudacap");
+    }
+}
+
+static void load_controller(cc_config_t *cfg, const char *(*get)(const char *))
+{
+    const char *c = get("CUDACAP_CONTROLLER");
+    cfg->controller = CC_CTRL_AUTO;
+    if (!c || !*c || strcmp(c, "auto") == 0) return;
+    if (strcmp(c, "delta") == 0) cfg->controller = CC_CTRL_DELTA;
+    else if (strcmp(c, "aimd") == 0) cfg->controller = CC_CTRL_AIMD;
+    else {
+        cc_error("CUDACAP_CONTROLLER=\"%s\" is not one of delta, aimd, auto; using auto", c);
+        cfg->errors++;
+    }
+}
+
+void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *))
+{
+    memset(cfg, 0, sizeof *cfg);
+    load_mem(cfg, get);
+    load_sm(cfg, get);
+    load_state_dir(cfg, get);
+    load_controller(cfg, get);
+}

@@ -1,0 +1,88 @@
+#include "devices.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "hook.h"
+
+static struct cc_device devs[CC_MAX_DEVICES];
+static int ndevs;
+static int discovered; /* 1 after a successful discovery (release) */
+static pthread_mutex_t discover_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static __typeof__(&cuCtxGetDevice) real_ctx_get_device;
+
+static void uuid_string(const CUuuid *u, char *out, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)u->bytes;
+    snprintf(out, n,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+}
+
+static void discover(void)
+{
+    cc_cuda_init();
+    __typeof__(&cuDeviceGetCount) count = cc_lib_sym(CC_LIB_CUDA, "cuDeviceGetCount");
+    __typeof__(&cuDeviceGet) get = cc_lib_sym(CC_LIB_CUDA, "cuDeviceGet");
+    __typeof__(&cuDeviceGetUuid_v2) uuid = cc_lib_sym(CC_LIB_CUDA, "cuDeviceGetUuid_v2");
+    __typeof__(&cuDeviceGetAttribute) attr = cc_lib_sym(CC_LIB_CUDA, "cuDeviceGetAttribute");
+    real_ctx_get_device = cc_lib_sym(CC_LIB_CUDA, "cuCtxGetDevice");
+    int n = 0;
+    if (!count || !get || !uuid || !attr || count(&n) != CUDA_SUCCESS || n <= 0) return;
+    if (n > CC_MAX_DEVICES) {
+        cc_warn("%d devices visible; cudacap handles the first %d", n, CC_MAX_DEVICES);
+        n = CC_MAX_DEVICES;
+    }
+    cc_nvml_init();
+    __typeof__(&nvmlInit_v2) ninit = cc_lib_sym(CC_LIB_NVML, "nvmlInit_v2");
+    __typeof__(&nvmlDeviceGetHandleByUUID) byuuid =
+        cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetHandleByUUID");
+    int have_nvml = ninit && byuuid && ninit() == NVML_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        CUdevice d;
+        CUuuid u;
+        struct cc_device *dv = &devs[i];
+        dv->ordinal = i;
+        if (get(&d, i) != CUDA_SUCCESS || uuid(&u, d) != CUDA_SUCCESS) return;
+        uuid_string(&u, dv->uuid, sizeof dv->uuid);
+        attr(&dv->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d);
+        attr(&dv->max_threads_per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, d);
+        dv->nvml = NULL;
+        if (have_nvml && byuuid(dv->uuid, &dv->nvml) != NVML_SUCCESS) {
+            cc_warn("NVML does not know device %d (%s)", i, dv->uuid);
+            dv->nvml = NULL;
+        }
+    }
+    ndevs = n;
+    __atomic_store_n(&discovered, 1, __ATOMIC_RELEASE);
+}
+
+int cc_devices_count(void)
+{
+    if (__builtin_expect(__atomic_load_n(&discovered, __ATOMIC_ACQUIRE), 1)) return ndevs;
+    /* Not pthread_once: discovery fails before the application's cuInit and
+     * must be retried later. */
+    pthread_mutex_lock(&discover_mu);
+    if (!__atomic_load_n(&discovered, __ATOMIC_ACQUIRE)) discover();
+    pthread_mutex_unlock(&discover_mu);
+    return __atomic_load_n(&discovered, __ATOMIC_ACQUIRE) ? ndevs : 0;
+}
+
+const struct cc_device *cc_device(int ordinal)
+{
+    int n = cc_devices_count();
+    return ordinal >= 0 && ordinal < n ? &devs[ordinal] : NULL;
+}
+
+int cc_device_current(void)
+{
+    int n = cc_devices_count();
+    if (n == 1) return 0;
+    CUdevice d;
+    if (!real_ctx_get_device || real_ctx_get_device(&d) != CUDA_SUCCESS) return -1;
+    return d >= 0 && d < n ? (int)d : -1;
+}

@@ -1,0 +1,33 @@
+/* The devices as this process sees them (after CUDA_VISIBLE_DEVICES), each
+ * keyed by UUID so processes with different visible sets share state
+ * correctly. Filled lazily on first use, after the application's cuInit. */
+#ifndef CC_DEVICES_H
+#define CC_DEVICES_H
+
+#include <cuda.h>
+
+#include "cudacap/config.h"
+#include "cudacap/nvml.h"
+
+#define CC_UUID_LEN 48 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" + NUL, padded */
+
+struct cc_device {
+    int ordinal;          /* CUDA ordinal in this process */
+    char uuid[CC_UUID_LEN];
+    int sm_count;
+    int max_threads_per_sm;
+    nvmlDevice_t nvml;    /* NULL when NVML is unavailable */
+};
+
+/* Number of visible devices (0 when the driver cannot tell; never fails
+ * hard). Triggers discovery the first time; needs cuInit done. */
+int cc_devices_count(void);
+
+/* Device by CUDA ordinal, or NULL. */
+const struct cc_device *cc_device(int ordinal);
+
+/* The ordinal of the calling thread's current context; 0 when there is only
+ * one device (no driver call), -1 when there is no current context. */
+int cc_device_current(void);
+
+#endif

@@ -1,0 +1,94 @@
+/* Lazy, once-only initialisation. Nothing runs in a constructor: a process
+ * that never touches CUDA (a shell under /etc/ld.so.preload) pays nothing.
+ * The first intercepted call initialises the process, then its library. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "common/log.h"
+#include "cudacap/config.h"
+#include "hook.h"
+#include "hook/process.h"
+
+int cc_cuda_ready, cc_nvml_ready;
+int cc_count_calls;
+cc_config_t cc_cfg;
+
+/* Set while this thread runs an init: a re-entrant call (the driver's own
+ * loading calling back into an intercepted symbol) must not wait on the once
+ * it is inside of; it proceeds with whatever is resolved so far. */
+static __thread int tls_in_init;
+
+static const char *env_get(const char *name) { return getenv(name); }
+
+static void child_after_fork(void)
+{
+    /* Private per-process state that must not be shared with the parent
+     * resets here; shared mappings stay. Each subsystem registers its own
+     * reset in cc_fork_children. */
+    cc_fork_child_run();
+}
+
+static void process_init_once(void)
+{
+    cc_log_init();
+    cc_config_load(&cc_cfg, env_get);
+    const char *cnt = getenv("CUDACAP_COUNT_CALLS");
+    cc_count_calls = cnt && *cnt && *cnt != '0';
+    if (cc_count_calls) cc_stats_register_exit_report();
+    pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+void cc_process_init(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, process_init_once);
+}
+
+static void cuda_init_once(void)
+{
+    cc_process_init();
+    cc_open_lib(CC_LIB_CUDA);
+    cc_route_build();
+    __atomic_store_n(&cc_cuda_ready, 1, __ATOMIC_RELEASE);
+}
+
+static void nvml_init_once(void)
+{
+    cc_process_init();
+    cc_open_lib(CC_LIB_NVML);
+    __atomic_store_n(&cc_nvml_ready, 1, __ATOMIC_RELEASE);
+}
+
+static void run_once(pthread_once_t *once, void (*fn)(void))
+{
+    if (tls_in_init) return;
+    tls_in_init = 1;
+    pthread_once(once, fn);
+    tls_in_init = 0;
+}
+
+void cc_cuda_init(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    run_once(&once, cuda_init_once);
+}
+
+void cc_nvml_init(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    run_once(&once, nvml_init_once);
+}
+
+CUresult cc_cuda_missing(enum cc_fn id)
+{
+    cc_warn("the installed driver has no %s; returning CUDA_ERROR_NOT_SUPPORTED",
+            cc_hooks[id].name);
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+nvmlReturn_t cc_nvml_missing(enum cc_fn id)
+{
+    cc_warn("the installed NVML has no %s; returning NVML_ERROR_FUNCTION_NOT_FOUND",
+            cc_hooks[id].name);
+    return NVML_ERROR_FUNCTION_NOT_FOUND;
+}

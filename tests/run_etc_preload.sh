@@ -1,0 +1,20 @@
+#!/bin/sh
+# Runs a client with cudacap injected through /etc/ld.so.preload (how the HAMi
+# and Volcano device plugins inject their library) instead of LD_PRELOAD.
+# The real /etc is untouched: a private mount namespace gets a copy of /etc
+# with an ld.so.preload in it. Needs root and unshare; otherwise skips (77).
+# usage: run_etc_preload.sh "PRELOAD_LIST(colon separated)" CLIENT [ARGS...]
+set -eu
+list=$1; shift
+if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
+    echo "skip: needs root and unshare"; exit 77
+fi
+if ! unshare -m true 2>/dev/null; then
+    echo "skip: cannot create a mount namespace here"; exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp -a /etc/. "$tmp/etc/" 2>/dev/null || cp -r /etc/. "$tmp/etc/"
+echo "$list" | tr ':' '\n' > "$tmp/etc/ld.so.preload"
+unset LD_PRELOAD
+exec unshare -m sh -c 'mount --bind "$1/etc" /etc && shift && exec "$@"' sh "$tmp" "$@"

@@ -1,0 +1,136 @@
+/* Configuration parsing: sizes in every spelling users write, percentages,
+ * per-device overrides, HAMi/Volcano names, and bad values that must leave
+ * the cap absent (never a different cap). */
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "cudacap/config.h"
+
+static const char **env_kv; /* NULL-terminated name, value pairs */
+
+static const char *fake_getenv(const char *name)
+{
+    for (const char **p = env_kv; p && *p; p += 2)
+        if (!strcmp(p[0], name)) return p[1];
+    return NULL;
+}
+
+static void load(cc_config_t *c, const char **kv)
+{
+    env_kv = kv;
+    cc_config_load(c, fake_getenv);
+}
+
+#define GiB (1ULL << 30)
+#define MiB (1ULL << 20)
+
+static void sizes(void)
+{
+    struct { const char *in; uint64_t want; } good[] = {
+        {"4g", 4 * GiB}, {"4G", 4 * GiB}, {"4Gi", 4 * GiB}, {"4GiB", 4 * GiB},
+        {"4gb", 4 * GiB}, {"4096m", 4 * GiB}, {"4096Mi", 4 * GiB}, {"4096M", 4 * GiB},
+        {"1048576k", GiB}, {"1048576Ki", GiB}, {"4294967296", 4 * GiB}, {"0", 0},
+        {"1.5g", GiB + GiB / 2}, {"0.5Gi", GiB / 2}, {" 8g ", 8 * GiB}, {"1t", 1024 * GiB},
+        {"123b", 123},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        uint64_t v = 1;
+        CHECK(cc_parse_size(good[i].in, &v) == 0 && v == good[i].want, "\"%s\" -> %llu, want %llu",
+              good[i].in, (unsigned long long)v, (unsigned long long)good[i].want);
+    }
+    const char *bad[] = {"", "g", "-1g", "4x", "4gig", "4 g g", "1.5", "0x10", "4Gx",
+                         "99999999999999999999", "20000000000t", ".5g", "4..5g", "4i"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint64_t v = 7;
+        CHECK(cc_parse_size(bad[i], &v) == -1 && v == 7, "\"%s\" accepted as %llu", bad[i],
+              (unsigned long long)v);
+    }
+}
+
+static void percents(void)
+{
+    uint32_t v;
+    CHECK(cc_parse_percent("30", &v) == 0 && v == 30, "30");
+    CHECK(cc_parse_percent("30%", &v) == 0 && v == 30, "30%%");
+    CHECK(cc_parse_percent("100", &v) == 0 && v == 100, "100");
+    CHECK(cc_parse_percent("0", &v) == 0 && v == 0, "0");
+    const char *bad[] = {"101", "-5", "abc", "30.5", "", "5%%", "1e2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(cc_parse_percent(bad[i], &v) == -1, "\"%s\" accepted", bad[i]);
+}
+
+static void env_names(void)
+{
+    cc_config_t c;
+    /* Our names, all-device plus per-device override. */
+    load(&c, (const char *[]){"CUDACAP_MEM_LIMIT", "4g", "CUDACAP_MEM_LIMIT_1", "2g",
+                              "CUDACAP_SM_LIMIT", "30", "CUDACAP_SM_LIMIT_2", "50", NULL});
+    CHECK(c.errors == 0, "errors %d", c.errors);
+    CHECK(c.mem_limit[0] == 4 * GiB && c.mem_limit[1] == 2 * GiB && c.mem_limit[15] == 4 * GiB,
+          "mem %llu %llu", (unsigned long long)c.mem_limit[0], (unsigned long long)c.mem_limit[1]);
+    CHECK(c.sm_limit[0] == 30 && c.sm_limit[2] == 50, "sm %u %u", c.sm_limit[0], c.sm_limit[2]);
+    CHECK(!strcmp(c.state_dir, "/tmp/cudacap"), "default state dir %s", c.state_dir);
+    CHECK(c.controller == CC_CTRL_AUTO, "controller");
+
+    /* HAMi's contract: per-device "<MiB>m", SM limit, the cache path. */
+    load(&c, (const char *[]){"CUDA_DEVICE_MEMORY_LIMIT_0", "4096m", "CUDA_DEVICE_SM_LIMIT", "25",
+                              "CUDA_DEVICE_MEMORY_SHARED_CACHE", "/usr/local/vgpu/abc.cache", NULL});
+    CHECK(c.errors == 0, "errors %d", c.errors);
+    CHECK(c.mem_limit[0] == 4 * GiB && c.mem_limit[1] == 0, "hami mem %llu",
+          (unsigned long long)c.mem_limit[0]);
+    CHECK(c.sm_limit[0] == 25 && c.sm_limit[7] == 25, "hami sm");
+    CHECK(!strcmp(c.state_dir, "/usr/local/vgpu/abc.cache.d"), "hami state dir %s", c.state_dir);
+
+    /* HAMi's "4Gi" must be 4 GiB, not 4 bytes. */
+    load(&c, (const char *[]){"CUDA_DEVICE_MEMORY_LIMIT", "4Gi", NULL});
+    CHECK(c.mem_limit[3] == 4 * GiB, "4Gi -> %llu", (unsigned long long)c.mem_limit[3]);
+
+    /* Ours wins over HAMi's when both are set. */
+    load(&c, (const char *[]){"CUDACAP_MEM_LIMIT", "1g", "CUDA_DEVICE_MEMORY_LIMIT", "2g",
+                              "CUDACAP_STATE_DIR", "/s", "CUDA_DEVICE_MEMORY_SHARED_CACHE", "/c", NULL});
+    CHECK(c.mem_limit[0] == GiB, "precedence");
+    CHECK(!strcmp(c.state_dir, "/s"), "state dir precedence %s", c.state_dir);
+
+    /* 100 % and "disable" policy mean no compute cap. */
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "100", NULL});
+    CHECK(c.sm_limit[0] == 0, "100%% is no cap");
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "40", "GPU_CORE_UTILIZATION_POLICY", "disable", NULL});
+    CHECK(c.sm_limit[0] == 0, "policy disable");
+
+    load(&c, (const char *[]){"CUDACAP_CONTROLLER", "aimd", NULL});
+    CHECK(c.controller == CC_CTRL_AIMD && c.errors == 0, "aimd");
+    load(&c, (const char *[]){"CUDACAP_CONTROLLER", "delta", NULL});
+    CHECK(c.controller == CC_CTRL_DELTA, "delta");
+}
+
+static void garbage(void)
+{
+    cc_config_t c;
+    /* A bad all-device value: no cap (never 0 bytes, never a partial parse);
+     * a good per-device value still applies. */
+    load(&c, (const char *[]){"CUDACAP_MEM_LIMIT", "lots", "CUDACAP_MEM_LIMIT_1", "1g", NULL});
+    CHECK(c.errors == 1, "errors %d", c.errors);
+    CHECK(c.mem_limit[0] == 0 && c.mem_limit[1] == GiB, "bad all-device");
+    /* A bad per-device value: that device falls back to no cap, not to the
+     * all-device value, because the operator meant something else for it. */
+    load(&c, (const char *[]){"CUDACAP_MEM_LIMIT", "2g", "CUDACAP_MEM_LIMIT_0", "2q", NULL});
+    CHECK(c.errors == 1 && c.mem_limit[0] == 0 && c.mem_limit[1] == 2 * GiB, "bad per-device");
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "150", "CUDACAP_CONTROLLER", "pid", NULL});
+    CHECK(c.errors == 2 && c.sm_limit[0] == 0 && c.controller == CC_CTRL_AUTO, "bad sm/ctrl");
+    char longdir[CC_PATH_MAX + 10];
+    memset(longdir, 'a', sizeof longdir - 1);
+    longdir[0] = '/';
+    longdir[sizeof longdir - 1] = 0;
+    load(&c, (const char *[]){"CUDACAP_STATE_DIR", longdir, NULL});
+    CHECK(c.errors == 1 && !strcmp(c.state_dir, "/tmp/cudacap"), "long dir");
+}
+
+int main(void)
+{
+    sizes();
+    percents();
+    env_names();
+    garbage();
+    CHECK_EXIT();
+}
