@@ -20,6 +20,9 @@ __typeof__(cuLaunchKernel) cuLaunchKernel_ptsz;
 __typeof__(cuLaunchKernelEx) cuLaunchKernelEx_ptsz;
 __typeof__(cuLaunchCooperativeKernel) cuLaunchCooperativeKernel_ptsz;
 __typeof__(cuGraphLaunch) cuGraphLaunch_ptsz;
+/* memory (issue 3) */
+__typeof__(cuMemAllocAsync) cuMemAllocAsync_ptsz;
+__typeof__(cuMemAllocFromPoolAsync) cuMemAllocFromPoolAsync_ptsz;
 
 #define CC_EXPORT __attribute__((visibility("default")))
 

@@ -1,14 +1,124 @@
-/* Memory entry points. Pass-through until the memory cap lands (issue 3). */
+/* Memory entry points: linear allocations (cuMemAlloc, pitch, managed), their
+ * free, and what the user sees (cuMemGetInfo, cuDeviceTotalMem). Pools and
+ * stream-ordered allocation: memory_pool.c; VMM and arrays: memory_vmm.c.
+ *
+ * Cost of a capped cuMemAlloc beyond the driver's: device lookup (a load on
+ * one-device processes), the ledger reserve (an atomic add and a scan of the
+ * container's slots), and one hash-map insert; the free: a hash-map take and
+ * an atomic CAS. Uncapped devices pass straight through. */
+#include "cap/memledger.h"
+#include "cudacap/config.h"
 #include "hook.h"
+#include "memory_acct.h"
+
+/* Free of something tracked under kind/key: take first so a concurrent
+ * allocation reusing the address cannot have its entry taken; put back if
+ * the driver refuses the free. */
+#define FREE_TRACKED(kind, key, call)                                          \
+    do {                                                                       \
+        struct cc_at_val v_;                                                   \
+        int had_ = cc_at_take((kind), (key), &v_);                             \
+        CUresult r_ = (call);                                                  \
+        if (had_) {                                                            \
+            if (r_ == CUDA_SUCCESS) cc_ml_release(v_.h, v_.bytes);             \
+            else cc_at_put((kind), (key), &v_);                                \
+        }                                                                      \
+        return r_;                                                             \
+    } while (0)
+
+static CUresult alloc_linear(enum cc_fn id, CUdeviceptr *dptr, size_t bytes, unsigned flags)
+{
+    cc_enter_cuda(id);
+    void *real = cc_real[id];
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(id);
+    int o;
+    const struct cc_mdev *m = cc_mem_here(&o);
+    CUresult r;
+#define CALL()                                                                 \
+    (id == CC_FN_cuMemAllocManaged                                             \
+         ? ((__typeof__(&cuMemAllocManaged))real)(dptr, bytes, flags)          \
+         : ((__typeof__(&cuMemAlloc_v2))real)(dptr, bytes))
+    if (!m || !dptr || bytes == 0) return CALL();
+    if (cc_mem_reserve(m, o, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    r = CALL();
+#undef CALL
+    if (r != CUDA_SUCCESS) cc_ml_release(m->h, bytes);
+    else cc_mem_track(CC_AT_PTR, *dptr, m, bytes);
+    return r;
+}
 
 CC_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
 {
-    CC_PASS_CUDA(cuMemAlloc_v2, dptr, bytes);
+    return alloc_linear(CC_FN_cuMemAlloc_v2, dptr, bytes, 0);
 }
 
-CC_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) { CC_PASS_CUDA(cuMemFree_v2, dptr); }
+CC_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned int flags)
+{
+    return alloc_linear(CC_FN_cuMemAllocManaged, dptr, bytes, flags);
+}
+
+CC_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
+                                      size_t height, unsigned int elem)
+{
+    cc_enter_cuda(CC_FN_cuMemAllocPitch_v2);
+    __typeof__(&cuMemAllocPitch_v2) real = CC_REAL(cuMemAllocPitch_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuMemAllocPitch_v2);
+    int o;
+    const struct cc_mdev *m = cc_mem_here(&o);
+    if (!m || !dptr || !pitch || !width || !height) return real(dptr, pitch, width, height, elem);
+    /* Reserve the likely size first (rows padded to 512 bytes), then settle
+     * to what the driver chose: pitch * height. */
+    uint64_t est = (((uint64_t)width + 511) & ~511ull) * height;
+    if (cc_mem_reserve(m, o, est) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = real(dptr, pitch, width, height, elem);
+    if (r != CUDA_SUCCESS) {
+        cc_ml_release(m->h, est);
+        return r;
+    }
+    uint64_t got = (uint64_t)*pitch * height;
+    if (got > est && cc_mem_reserve(m, o, got - est) != 0) {
+        __typeof__(&cuMemFree_v2) fr = CC_REAL(cuMemFree_v2);
+        if (fr) fr(*dptr);
+        cc_ml_release(m->h, est);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (got < est) cc_ml_release(m->h, est - got);
+    cc_mem_track(CC_AT_PTR, *dptr, m, got);
+    return r;
+}
+
+CC_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+    cc_enter_cuda(CC_FN_cuMemFree_v2);
+    __typeof__(&cuMemFree_v2) real = CC_REAL(cuMemFree_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuMemFree_v2);
+    FREE_TRACKED(CC_AT_PTR, dptr, real(dptr));
+}
 
 CC_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 {
-    CC_PASS_CUDA(cuMemGetInfo_v2, free_bytes, total_bytes);
+    cc_enter_cuda(CC_FN_cuMemGetInfo_v2);
+    __typeof__(&cuMemGetInfo_v2) real = CC_REAL(cuMemGetInfo_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuMemGetInfo_v2);
+    CUresult r = real(free_bytes, total_bytes);
+    int o;
+    if (r != CUDA_SUCCESS || !free_bytes || !total_bytes || !cc_mem_here(&o)) return r;
+    uint64_t f, t, u;
+    cc_mem_info(o, *free_bytes, *total_bytes, &f, &t, &u);
+    *free_bytes = (size_t)f;
+    *total_bytes = (size_t)t;
+    return r;
+}
+
+CC_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    cc_enter_cuda(CC_FN_cuDeviceTotalMem_v2);
+    __typeof__(&cuDeviceTotalMem_v2) real = CC_REAL(cuDeviceTotalMem_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuDeviceTotalMem_v2);
+    CUresult r = real(bytes, dev);
+    if (r == CUDA_SUCCESS && bytes && dev >= 0 && dev < CC_MAX_DEVICES) {
+        const struct cc_mdev *m = cc_mem_dev((int)dev);
+        if (m && m->cap < *bytes) *bytes = (size_t)m->cap;
+    }
+    return r;
 }

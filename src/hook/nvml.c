@@ -1,5 +1,12 @@
-/* NVML entry points. Pass-through until the memory cap lands (issue 3). */
+/* NVML entry points. Memory queries report the container's view: total =
+ * min(cap, physical), used = the container's use from the ledger (context
+ * overheads included), free = total - used (clamped, and never above the
+ * device's real free). Works without CUDA (nvidia-smi): the device is found
+ * by UUID, the cap by NVML index (the index the process would see). */
+#include "cap/memledger.h"
 #include "hook.h"
+#include "hook/process.h"
+#include "memory_acct.h"
 
 CC_EXPORT nvmlReturn_t nvmlInit_v2(void) { CC_PASS_NVML(nvmlInit_v2); }
 
@@ -8,12 +15,58 @@ CC_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
     CC_PASS_NVML(nvmlInitWithFlags, flags);
 }
 
+/* The container's view of dev; 0 when dev is not capped. */
+static int capped_view(nvmlDevice_t dev, uint64_t phys_total, uint64_t phys_free, uint64_t *total,
+                       uint64_t *used, uint64_t *free_b)
+{
+    static __typeof__(&nvmlDeviceGetIndex) get_index;
+    static __typeof__(&nvmlDeviceGetUUID) get_uuid;
+    if (!get_index) get_index = cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetIndex");
+    if (!get_uuid) get_uuid = cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetUUID");
+    unsigned idx;
+    char uuid[96];
+    if (!get_index || !get_uuid || get_index(dev, &idx) != NVML_SUCCESS || idx >= CC_MAX_DEVICES ||
+        get_uuid(dev, uuid, sizeof uuid) != NVML_SUCCESS)
+        return 0;
+    uint64_t cap = cc_cfg.mem_limit[idx];
+    if (!cap) return 0;
+    int h = cc_ml_device(cc_cfg.state_dir, uuid, cap);
+    cc_ml_sweep();
+    cc_mem_pools_refresh();
+    *total = cap < phys_total ? cap : phys_total;
+    *used = cc_ml_used(h);
+    *free_b = *used < *total ? *total - *used : 0;
+    if (*free_b > phys_free) *free_b = phys_free;
+    return 1;
+}
+
 CC_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem)
 {
-    CC_PASS_NVML(nvmlDeviceGetMemoryInfo, dev, mem);
+    cc_enter_nvml(CC_FN_nvmlDeviceGetMemoryInfo);
+    __typeof__(&nvmlDeviceGetMemoryInfo) real = CC_REAL(nvmlDeviceGetMemoryInfo);
+    if (!real) return cc_nvml_missing(CC_FN_nvmlDeviceGetMemoryInfo);
+    nvmlReturn_t r = real(dev, mem);
+    uint64_t t, u, f;
+    if (r == NVML_SUCCESS && mem && capped_view(dev, mem->total, mem->free, &t, &u, &f)) {
+        mem->total = t;
+        mem->used = u;
+        mem->free = f;
+    }
+    return r;
 }
 
 CC_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *mem)
 {
-    CC_PASS_NVML(nvmlDeviceGetMemoryInfo_v2, dev, mem);
+    cc_enter_nvml(CC_FN_nvmlDeviceGetMemoryInfo_v2);
+    __typeof__(&nvmlDeviceGetMemoryInfo_v2) real = CC_REAL(nvmlDeviceGetMemoryInfo_v2);
+    if (!real) return cc_nvml_missing(CC_FN_nvmlDeviceGetMemoryInfo_v2);
+    nvmlReturn_t r = real(dev, mem);
+    uint64_t t, u, f;
+    if (r == NVML_SUCCESS && mem && capped_view(dev, mem->total, mem->free, &t, &u, &f)) {
+        mem->total = t;
+        mem->used = u;
+        mem->free = f;
+        mem->reserved = 0; /* folded into used: the cap covers it */
+    }
+    return r;
 }

@@ -1,0 +1,74 @@
+/* The memory region: "memory.region" in the container's state folder, shared
+ * by every capped process of the container (DESIGN.md §4, docs/memory.md).
+ *
+ * ABI: fixed-width fields, explicit padding, offsets pinned below. Shared
+ * fields are accessed only with __atomic_* builtins (order written at each
+ * site); no volatile, no _Atomic. Anything after the frozen header may
+ * change only together with CC_MEM_LAYOUT; the FILE SIZE never changes.
+ *
+ * Accounting lives only in the per-process slots: the container's use of a
+ * device is the sum over slots of used[d] + overhead[d]. There is no separate
+ * running total that a killed process could leave out of step. */
+#ifndef CUDACAP_MEM_REGION_H
+#define CUDACAP_MEM_REGION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudacap/region.h"
+
+#define CC_MEM_REGION_FILE "memory.region"
+#define CC_MEM_MAGIC 0x4d454d43u /* "CMEM" little endian */
+#define CC_MEM_LAYOUT 1u
+/* PERMANENT: the file size of every layout, past and future (1 MiB). */
+#define CC_MEM_FILE_SIZE (1u << 20)
+#define CC_MEM_DEVS 16   /* == CC_MAX_DEVICES */
+#define CC_MEM_SLOTS 512 /* processes of one container with a slot at once */
+#define CC_MEM_UUID_LEN 48
+
+/* Slot owner word: 0 free; a pid (< 2^31): owned by that container pid;
+ * CC_MEM_REAPING | pid: being cleaned by the sweeper with that pid. */
+#define CC_MEM_REAPING 0x80000000u
+
+typedef struct cc_mem_dev {
+    uint64_t key;                 /* 0 free; else hash(uuid)|1, claimed by CAS */
+    uint64_t limit;               /* display only (cudacap status); never read as a cap */
+    char uuid[CC_MEM_UUID_LEN];   /* display only; written after the key claim */
+} cc_mem_dev_t;
+
+typedef struct cc_mem_proc {
+    uint32_t owner;               /* see CC_MEM_REAPING */
+    uint32_t host_pid;            /* NVML's pid of this process, 0 unknown */
+    uint64_t start_time;          /* /proc/<pid>/stat field 22, 0 unknown */
+} cc_mem_proc_t;
+
+typedef struct cc_mem_region {
+    cc_region_hdr_t hdr;          /* frozen: offsets 0..15 */
+    uint32_t slots_hw;            /* slots ever claimed (+1 of the highest index) */
+    uint32_t pad0;
+    uint64_t pad1[5];             /* the header and hw fill one cache line */
+    cc_mem_dev_t dev[CC_MEM_DEVS];
+    cc_mem_proc_t proc[CC_MEM_SLOTS];
+    /* Per device, per slot, contiguous so that summing a device over the
+     * live slots reads consecutive cache lines. */
+    uint64_t used[CC_MEM_DEVS][CC_MEM_SLOTS];     /* bytes this process allocated */
+    uint64_t overhead[CC_MEM_DEVS][CC_MEM_SLOTS]; /* context/library bytes */
+} cc_mem_region_t;
+
+_Static_assert(offsetof(cc_mem_region_t, hdr) == 0, "memory region: header at 0");
+_Static_assert(offsetof(cc_mem_region_t, slots_hw) == 16, "memory region: slots_hw");
+_Static_assert(offsetof(cc_mem_region_t, dev) == 64, "memory region: dev");
+_Static_assert(sizeof(cc_mem_dev_t) == 64, "memory region: device entry is one cache line");
+_Static_assert(offsetof(cc_mem_dev_t, key) == 0 && offsetof(cc_mem_dev_t, limit) == 8 &&
+                   offsetof(cc_mem_dev_t, uuid) == 16, "memory region: device entry fields");
+_Static_assert(sizeof(cc_mem_proc_t) == 16, "memory region: process entry");
+_Static_assert(offsetof(cc_mem_region_t, proc) == 64 + 64 * CC_MEM_DEVS, "memory region: proc");
+_Static_assert(offsetof(cc_mem_region_t, used) == 64 + 64 * CC_MEM_DEVS + 16 * CC_MEM_SLOTS,
+               "memory region: used");
+_Static_assert(offsetof(cc_mem_region_t, used) % 64 == 0, "memory region: used is line aligned");
+_Static_assert(offsetof(cc_mem_region_t, overhead) ==
+                   offsetof(cc_mem_region_t, used) + 8 * CC_MEM_DEVS * CC_MEM_SLOTS,
+               "memory region: overhead");
+_Static_assert(sizeof(cc_mem_region_t) <= CC_MEM_FILE_SIZE, "memory region fits its file");
+
+#endif

@@ -1,0 +1,146 @@
+/* The allocation map (alloc_track.h). Chained buckets with a byte spin lock
+ * each; cost of a put or take: a hash, an uncontended lock, a malloc/free
+ * of one small node, a short chain walk (64 K buckets). */
+#include "alloc_track.h"
+
+#include <sched.h>
+#include <stdlib.h>
+
+#define NBUCKETS (1u << 16)
+
+struct node {
+    struct node *next;
+    uint64_t key;
+    int kind;
+    struct cc_at_val v;
+};
+
+static struct bucket {
+    struct node *head;
+    uint8_t lock;
+} g_b[NBUCKETS];
+static uint64_t g_count;
+
+static inline struct bucket *bucket_of(int kind, uint64_t key)
+{
+    uint64_t x = (key ^ ((uint64_t)kind << 56)) * 0x9e3779b97f4a7c15ull;
+    return &g_b[x >> 48];
+}
+
+static inline void lock(struct bucket *b)
+{
+    while (__atomic_exchange_n(&b->lock, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&b->lock, __ATOMIC_RELAXED)) sched_yield();
+}
+
+static inline void unlock(struct bucket *b) { __atomic_store_n(&b->lock, 0, __ATOMIC_RELEASE); }
+
+static struct node **find(struct bucket *b, int kind, uint64_t key)
+{
+    struct node **p = &b->head;
+    while (*p && ((*p)->key != key || (*p)->kind != kind)) p = &(*p)->next;
+    return p;
+}
+
+int cc_at_put(int kind, uint64_t key, const struct cc_at_val *v)
+{
+    struct bucket *b = bucket_of(kind, key);
+    struct node *n = malloc(sizeof *n);
+    lock(b);
+    struct node **p = find(b, kind, key);
+    if (*p) { /* the driver reused a key we still hold: replace */
+        (*p)->v = *v;
+        unlock(b);
+        free(n);
+        return 0;
+    }
+    if (!n) {
+        unlock(b);
+        return -1;
+    }
+    n->key = key;
+    n->kind = kind;
+    n->v = *v;
+    n->next = b->head;
+    b->head = n;
+    __atomic_add_fetch(&g_count, 1, __ATOMIC_RELAXED);
+    unlock(b);
+    return 0;
+}
+
+int cc_at_get(int kind, uint64_t key, struct cc_at_val *v)
+{
+    struct bucket *b = bucket_of(kind, key);
+    lock(b);
+    struct node *n = *find(b, kind, key);
+    if (n && v) *v = n->v;
+    unlock(b);
+    return n != NULL;
+}
+
+int cc_at_take(int kind, uint64_t key, struct cc_at_val *v)
+{
+    struct bucket *b = bucket_of(kind, key);
+    lock(b);
+    struct node **p = find(b, kind, key), *n = *p;
+    if (n) {
+        *p = n->next;
+        if (v) *v = n->v;
+        __atomic_sub_fetch(&g_count, 1, __ATOMIC_RELAXED);
+    }
+    unlock(b);
+    free(n);
+    return n != NULL;
+}
+
+int cc_at_ref(int kind, uint64_t key, int delta, struct cc_at_val *v)
+{
+    struct bucket *b = bucket_of(kind, key);
+    lock(b);
+    struct node **p = find(b, kind, key), *n = *p;
+    int r = -1;
+    if (n) {
+        n->v.refs += delta;
+        r = 0;
+        if (n->v.refs <= 0) {
+            *p = n->next;
+            if (v) *v = n->v;
+            __atomic_sub_fetch(&g_count, 1, __ATOMIC_RELAXED);
+            r = 1;
+        }
+    }
+    unlock(b);
+    if (r == 1) free(n);
+    return r;
+}
+
+void cc_at_each(int kind, void (*fn)(uint64_t, struct cc_at_val *, void *), void *arg)
+{
+    for (unsigned i = 0; i < NBUCKETS; i++) {
+        struct bucket *b = &g_b[i];
+        if (!__atomic_load_n(&b->head, __ATOMIC_RELAXED)) continue;
+        lock(b);
+        for (struct node *n = b->head; n; n = n->next)
+            if (n->kind == kind) fn(n->key, &n->v, arg);
+        unlock(b);
+    }
+}
+
+void cc_at_reset(void)
+{
+    /* Fork child, single-threaded: a lock held by a parent thread at fork
+     * time is void here. */
+    for (unsigned i = 0; i < NBUCKETS; i++) {
+        struct node *n = g_b[i].head;
+        while (n) {
+            struct node *x = n->next;
+            free(n);
+            n = x;
+        }
+        g_b[i].head = NULL;
+        g_b[i].lock = 0;
+    }
+    g_count = 0;
+}
+
+uint64_t cc_at_count(void) { return __atomic_load_n(&g_count, __ATOMIC_RELAXED); }

@@ -1,0 +1,187 @@
+/* Memory accounting glue (memory_acct.h). */
+#include "memory_acct.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cap/memledger.h"
+#include "common/log.h"
+#include "devices.h"
+#include "hook.h"
+#include "hook/process.h"
+
+static struct cc_mdev g_md[CC_MAX_DEVICES];
+static int g_state[CC_MAX_DEVICES]; /* 0 unbound, 1 capped, 2 uncapped (acquire/release) */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_child(void)
+{
+    cc_ml_fork_child();
+    cc_at_reset();
+    /* Bindings stay (same region, same devices); the overhead of the child
+     * is measured again on its first use. */
+    for (int i = 0; i < CC_MAX_DEVICES; i++)
+        if (g_state[i] == 1) g_state[i] = 3;
+}
+
+static void register_fork(void) { cc_fork_child_register(fork_child); }
+
+typedef nvmlReturn_t (*procs_fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+
+/* NVML's view of a device's processes; n in/out. */
+static int nvml_procs(int ordinal, nvmlProcessInfo_t *p, unsigned *n)
+{
+    const struct cc_device *dv = cc_device(ordinal);
+    if (!dv || !dv->nvml) return -1;
+    cc_nvml_init();
+    static procs_fn fn;
+    if (!fn) fn = (procs_fn)cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetComputeRunningProcesses_v3");
+    if (!fn) return -1;
+    return fn(dv->nvml, n, p) == NVML_SUCCESS ? 0 : -1;
+}
+
+/* This process's pid as NVML reports it (DESIGN.md §4 "Process identity"):
+ * NSpid when the host namespace is visible, else the one NVML process on our
+ * device that no other slot of the container has claimed (our own pid when
+ * NVML shows it: no pid namespace). 0 while ambiguous. */
+static uint32_t host_pid(int ordinal)
+{
+    uint32_t hp = cc_ml_host_pid();
+    if (hp) return hp;
+    hp = cc_ml_nspid_host();
+    if (!hp) {
+        nvmlProcessInfo_t p[64];
+        unsigned n = 64, cand = 0, ncand = 0;
+        if (nvml_procs(ordinal, p, &n) != 0) return 0;
+        for (unsigned i = 0; i < n; i++) {
+            if (p[i].pid == (unsigned)getpid()) {
+                cand = p[i].pid;
+                ncand = 1;
+                break;
+            }
+            if (!cc_ml_host_pid_taken(p[i].pid)) cand = p[i].pid, ncand++;
+        }
+        if (ncand == 1) hp = cand;
+    }
+    if (hp) cc_ml_set_host_pid(hp);
+    return hp;
+}
+
+void cc_mem_refresh_overhead(int ordinal)
+{
+    if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return;
+    const struct cc_mdev *m = &g_md[ordinal];
+    uint32_t hp = host_pid(ordinal);
+    nvmlProcessInfo_t p[64];
+    unsigned n = 64;
+    if (hp && nvml_procs(ordinal, p, &n) == 0) {
+        for (unsigned i = 0; i < n; i++) {
+            if (p[i].pid != hp || p[i].usedGpuMemory == (unsigned long long)NVML_VALUE_NOT_AVAILABLE)
+                continue;
+            uint64_t own = cc_ml_own(m->h);
+            cc_ml_set_overhead(m->h, p[i].usedGpuMemory > own ? p[i].usedGpuMemory - own : 0);
+            return;
+        }
+    }
+    /* Not measurable (no NVML, pid unknown, MIG...): the configured estimate,
+     * only if nothing was measured before. */
+    if (cc_ml_overhead(m->h) == 0) {
+        static uint64_t est = UINT64_MAX;
+        if (est == UINT64_MAX) {
+            const char *v = getenv("CUDACAP_CTX_OVERHEAD");
+            uint64_t x = 0;
+            if (v && *v && cc_parse_size(v, &x) != 0) {
+                cc_warn("CUDACAP_CTX_OVERHEAD=\"%s\" is not a size; using 0", v);
+                x = 0;
+            }
+            est = x;
+        }
+        cc_ml_set_overhead(m->h, est);
+    }
+}
+
+const struct cc_mdev *cc_mem_dev(int o)
+{
+    if (__builtin_expect(o < 0 || o >= CC_MAX_DEVICES, 0)) return NULL;
+    int s = __atomic_load_n(&g_state[o], __ATOMIC_ACQUIRE);
+    if (__builtin_expect(s == 1, 1)) return &g_md[o];
+    if (s == 2) return NULL;
+    pthread_once(&g_fork_once, register_fork);
+    pthread_mutex_lock(&g_mu);
+    s = g_state[o];
+    if (s == 0) {
+        const struct cc_device *dv = cc_device(o);
+        uint64_t cap = cc_cfg.mem_limit[o];
+        if (!dv || !cap) {
+            s = dv ? 2 : 0; /* no device yet: try again later */
+        } else {
+            g_md[o].cap = cap;
+            g_md[o].h = cc_ml_device(cc_cfg.state_dir, dv->uuid, cap);
+            s = 3;
+        }
+    }
+    if (s == 3) { /* first use in this process: charge the context's memory */
+        cc_mem_refresh_overhead(o);
+        s = 1;
+    }
+    __atomic_store_n(&g_state[o], s, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g_mu);
+    return s == 1 ? &g_md[o] : NULL;
+}
+
+const struct cc_mdev *cc_mem_here(int *ordinal)
+{
+    int o = cc_device_current();
+    *ordinal = o;
+    return o >= 0 ? cc_mem_dev(o) : NULL;
+}
+
+int cc_mem_reserve(const struct cc_mdev *m, int ordinal, uint64_t bytes)
+{
+    if (__builtin_expect(cc_ml_reserve(m->h, bytes, m->cap) == 0, 1)) return 0;
+    /* Refused: before deciding, drop what may have shrunk meanwhile. */
+    cc_mem_pools_refresh();
+    cc_mem_refresh_overhead(ordinal);
+    if (cc_ml_reserve(m->h, bytes, m->cap) == 0) return 0;
+    cc_debug("memory cap: refusing %llu bytes on device %d (container uses %llu of %llu)",
+             (unsigned long long)bytes, ordinal, (unsigned long long)cc_ml_used(m->h),
+             (unsigned long long)m->cap);
+    return -1;
+}
+
+void cc_mem_info(int o, uint64_t phys_free, uint64_t phys_total, uint64_t *free_b,
+                 uint64_t *total_b, uint64_t *used_b)
+{
+    const struct cc_mdev *m = cc_mem_dev(o);
+    if (!m) {
+        *free_b = phys_free, *total_b = phys_total;
+        *used_b = phys_total - (phys_free < phys_total ? phys_free : phys_total);
+        return;
+    }
+    cc_ml_sweep();
+    cc_mem_pools_refresh();
+    cc_mem_refresh_overhead(o);
+    uint64_t total = m->cap < phys_total ? m->cap : phys_total;
+    uint64_t used = cc_ml_used(m->h);
+    uint64_t fr = used < total ? total - used : 0;
+    if (fr > phys_free) fr = phys_free; /* the device itself is the other bound */
+    *free_b = fr, *total_b = total, *used_b = used;
+}
+
+void cc_mem_track(int kind, uint64_t key, const struct cc_mdev *m, uint64_t bytes)
+{
+    struct cc_at_val v = {.h = m->h, .refs = 1, .bytes = bytes, .aux = 0};
+    if (cc_at_put(kind, key, &v) != 0) {
+        /* Cannot remember it: keep it counted (never under-count). */
+        cc_log_once(CC_LOG_WARN, "memory cap: out of memory tracking allocations; some frees "
+                                 "will not be credited");
+    }
+}
+
+void cc_mem_untrack_release(int kind, uint64_t key)
+{
+    struct cc_at_val v;
+    if (cc_at_take(kind, key, &v)) cc_ml_release(v.h, v.bytes);
+}
