@@ -21,6 +21,17 @@ if mode == "cap":
     except torch.cuda.OutOfMemoryError:
         got = len(blocks) * 256 / 1024
         print(f"OOM after {got:.2f} GiB of a {gib} GiB cap")
+        try:  # what nvidia-smi would show for this process, at the cap
+            import pynvml
+            pynvml.nvmlInit()
+            h = pynvml.nvmlDeviceGetHandleByIndex(0)
+            mine = [p.usedGpuMemory for p in pynvml.nvmlDeviceGetComputeRunningProcesses(h)
+                    if p.pid == os.getpid()]
+            if mine:
+                print(f"NVML per-process memory at the cap: {mine[0] / G:.3f} GiB")
+                assert mine[0] <= gib * G, "NVML per-process memory passed the cap"
+        except ImportError:
+            print("pynvml missing: per-process memory not checked")
         assert got <= gib, "allocated past the cap"
         assert got >= gib - 1.5, "refused far below the cap"
     print("PASS")
