@@ -41,8 +41,9 @@ elif mode == "hold":
     time.sleep(3600)
 elif mode == "share":
     try:
-        while True:
+        while True:  # slowly, so that the four processes interleave
             blocks.append(torch.empty(256 << 20, dtype=torch.uint8, device="cuda"))
+            time.sleep(0.1)
     except torch.cuda.OutOfMemoryError:
         pass
     print(f"pid {os.getpid()} holds {len(blocks) * 256} MiB", flush=True)
