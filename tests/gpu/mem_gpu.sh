@@ -36,7 +36,7 @@ echo "== 4. kill -9 gives the memory back"
 rm -rf "${ST:?}"/*
 capped 8g python3 "$D/mem_torch.py" hold 6 > "$ST/out" & P=$!
 for _ in $(seq 300); do grep -q READY "$ST/out" && break; sleep 0.2; done
-HOLDER=$(pgrep -f 'mem_torch.py hold' | head -1)
+HOLDER=$(pgrep -f '^python3 .*mem_torch.py hold' | head -1)
 echo "holder pid $HOLDER"; kill -9 "$HOLDER"; wait $P 2>/dev/null
 capped 8g python3 -c "
 import torch; x = torch.empty(6 << 30, dtype=torch.uint8, device='cuda'); print('re-allocated 6 GiB')"
