@@ -23,11 +23,15 @@
 
 #undef cuGetProcAddress
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+/* The CUDA 11 instantiate ABI; cuda.h declares it only for the driver. */
+CUresult cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
 
 static long long (*count)(const char *);
 static CUfunction fn;
 static CUstream stream;
 static CUgraphExec gexec;
+static CUgraph kgraph;       /* one kernel node: what the instantiate routes instantiate */
+static CUmemoryPool mpool;   /* for cuMemAllocFromPoolAsync */
 
 #define PT CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
 #define LEG CU_GET_PROC_ADDRESS_LEGACY_STREAM
@@ -60,6 +64,134 @@ static CUresult call_as(const char *want, void *p)
         size_t f, t;
         return ((__typeof__(&cuMemGetInfo_v2))p)(&f, &t);
     }
+    if (!strcmp(want, "cuMemAllocManaged")) {
+        CUdeviceptr d;
+        CUresult r = ((__typeof__(&cuMemAllocManaged))p)(&d, 4096, CU_MEM_ATTACH_GLOBAL);
+        if (r == CUDA_SUCCESS) cuMemFree(d);
+        return r;
+    }
+    if (!strcmp(want, "cuMemAllocPitch_v2")) {
+        CUdeviceptr d;
+        size_t pitch;
+        CUresult r = ((__typeof__(&cuMemAllocPitch_v2))p)(&d, &pitch, 1000, 4, 4);
+        if (r == CUDA_SUCCESS) cuMemFree(d);
+        return r;
+    }
+    if (!strcmp(want, "cuDeviceTotalMem_v2")) {
+        size_t b;
+        return ((__typeof__(&cuDeviceTotalMem_v2))p)(&b, 0);
+    }
+    if (!strncmp(want, "cuMemAllocAsync", 15)) {
+        CUdeviceptr d;
+        CUresult r = ((__typeof__(&cuMemAllocAsync))p)(&d, 4096, stream);
+        if (r == CUDA_SUCCESS) cuMemFreeAsync(d, stream);
+        return r;
+    }
+    if (!strncmp(want, "cuMemAllocFromPoolAsync", 23)) {
+        CUdeviceptr d;
+        CUresult r = ((__typeof__(&cuMemAllocFromPoolAsync))p)(&d, 4096, mpool, stream);
+        if (r == CUDA_SUCCESS) cuMemFreeAsync(d, stream);
+        return r;
+    }
+    if (!strcmp(want, "cuMemPoolCreate") || !strcmp(want, "cuMemPoolDestroy")) {
+        CUmemPoolProps pp = {.allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                             .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+        CUmemoryPool pool;
+        if (!strcmp(want, "cuMemPoolDestroy")) {
+            if (cuMemPoolCreate(&pool, &pp) != CUDA_SUCCESS) return CUDA_ERROR_UNKNOWN;
+            return ((__typeof__(&cuMemPoolDestroy))p)(pool);
+        }
+        CUresult r = ((__typeof__(&cuMemPoolCreate))p)(&pool, &pp);
+        if (r == CUDA_SUCCESS) cuMemPoolDestroy(pool);
+        return r;
+    }
+    if (!strcmp(want, "cuMemPoolTrimTo")) return ((__typeof__(&cuMemPoolTrimTo))p)(mpool, 0);
+    if (!strncmp(want, "cuMem", 5) && (strstr(want, "Create") || strstr(want, "Release") ||
+                                      strstr(want, "Retain") || strstr(want, "Map") ||
+                                      strstr(want, "Unmap"))) {
+        /* VMM: create a 2 MiB handle, map it, undo; the routed pointer does
+         * the step its name says. */
+        CUmemAllocationProp pr = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                  .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+        CUmemGenericAllocationHandle h, h2;
+        CUdeviceptr va;
+        size_t sz = 2 << 20;
+        CUresult r = !strcmp(want, "cuMemCreate") ? ((__typeof__(&cuMemCreate))p)(&h, sz, &pr, 0)
+                                                  : cuMemCreate(&h, sz, &pr, 0);
+        if (r != CUDA_SUCCESS) return r;
+        if (!strcmp(want, "cuMemCreate") || !strcmp(want, "cuMemRelease"))
+            return !strcmp(want, "cuMemRelease") ? ((__typeof__(&cuMemRelease))p)(h) : cuMemRelease(h);
+        if (cuMemAddressReserve(&va, sz, 0, 0, 0) != CUDA_SUCCESS) return CUDA_ERROR_UNKNOWN;
+        r = !strcmp(want, "cuMemMap") ? ((__typeof__(&cuMemMap))p)(va, sz, 0, h, 0)
+                                      : cuMemMap(va, sz, 0, h, 0);
+        if (r == CUDA_SUCCESS && !strcmp(want, "cuMemRetainAllocationHandle")) {
+            r = ((__typeof__(&cuMemRetainAllocationHandle))p)(&h2, (void *)va);
+            if (r == CUDA_SUCCESS) cuMemRelease(h2);
+        }
+        CUresult u = !strcmp(want, "cuMemUnmap") ? ((__typeof__(&cuMemUnmap))p)(va, sz)
+                                                 : cuMemUnmap(va, sz);
+        cuMemRelease(h);
+        cuMemAddressFree(va, sz);
+        return r != CUDA_SUCCESS ? r : u;
+    }
+    if (!strcmp(want, "cuArrayCreate_v2") || !strcmp(want, "cuArrayDestroy")) {
+        CUDA_ARRAY_DESCRIPTOR d = {.Width = 64, .Height = 64, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+        CUarray a;
+        if (!strcmp(want, "cuArrayDestroy")) {
+            if (cuArrayCreate(&a, &d) != CUDA_SUCCESS) return CUDA_ERROR_UNKNOWN;
+            return ((__typeof__(&cuArrayDestroy))p)(a);
+        }
+        CUresult r = ((__typeof__(&cuArrayCreate_v2))p)(&a, &d);
+        if (r == CUDA_SUCCESS) cuArrayDestroy(a);
+        return r;
+    }
+    if (!strcmp(want, "cuArray3DCreate_v2")) {
+        CUDA_ARRAY3D_DESCRIPTOR d = {.Width = 64, .Height = 64, .Depth = 4, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+        CUarray a;
+        CUresult r = ((__typeof__(&cuArray3DCreate_v2))p)(&a, &d);
+        if (r == CUDA_SUCCESS) cuArrayDestroy(a);
+        return r;
+    }
+    if (!strncmp(want, "cuMipmappedArray", 16)) {
+        CUDA_ARRAY3D_DESCRIPTOR d = {.Width = 64, .Height = 64, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+        CUmipmappedArray a;
+        if (!strcmp(want, "cuMipmappedArrayDestroy")) {
+            if (cuMipmappedArrayCreate(&a, &d, 2) != CUDA_SUCCESS) return CUDA_ERROR_UNKNOWN;
+            return ((__typeof__(&cuMipmappedArrayDestroy))p)(a);
+        }
+        CUresult r = ((__typeof__(&cuMipmappedArrayCreate))p)(&a, &d, 2);
+        if (r == CUDA_SUCCESS) cuMipmappedArrayDestroy(a);
+        return r;
+    }
+    if (!strcmp(want, "cuGraphAddMemAllocNode")) {
+        CUgraph g;
+        CUgraphNode n;
+        CUDA_MEM_ALLOC_NODE_PARAMS mp = {.bytesize = 1 << 20};
+        mp.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        mp.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        if (cuGraphCreate(&g, 0) != CUDA_SUCCESS) return CUDA_ERROR_UNKNOWN;
+        CUresult r = ((__typeof__(&cuGraphAddMemAllocNode))p)(&n, g, NULL, 0, &mp);
+        cuGraphDestroy(g);
+        return r;
+    }
+    if (!strncmp(want, "cuGraphInstantiate", 18) || !strcmp(want, "cuGraphExecDestroy")) {
+        CUgraphExec e = NULL;
+        CUDA_GRAPH_INSTANTIATE_PARAMS ip = {.flags = 0};
+        CUresult r;
+        if (!strcmp(want, "cuGraphInstantiate_v2"))
+            r = ((__typeof__(&cuGraphInstantiate_v2))p)(&e, kgraph, NULL, NULL, 0);
+        else if (!strcmp(want, "cuGraphInstantiateWithFlags"))
+            r = ((__typeof__(&cuGraphInstantiateWithFlags))p)(&e, kgraph, 0);
+        else if (!strncmp(want, "cuGraphInstantiateWithParams", 28))
+            r = ((__typeof__(&cuGraphInstantiateWithParams))p)(&e, kgraph, &ip);
+        else if (cuGraphInstantiateWithFlags(&e, kgraph, 0) != CUDA_SUCCESS)
+            return CUDA_ERROR_UNKNOWN;
+        else
+            return ((__typeof__(&cuGraphExecDestroy))p)(e);
+        if (r == CUDA_SUCCESS) cuGraphExecDestroy(e);
+        return r;
+    }
+    if (!strcmp(want, "cuDeviceGraphMemTrim")) return ((__typeof__(&cuDeviceGraphMemTrim))p)(0);
     if (!strcmp(want, "cuInit")) return ((__typeof__(&cuInit))p)(0);
     if (!strcmp(want, "cuDriverGetVersion")) {
         int v;
@@ -109,6 +241,10 @@ static void setup(void)
                                   .blockDimX = 32, .blockDimY = 1, .blockDimZ = 1};
     CHECK_CU(cuGraphAddKernelNode(&node, g, NULL, 0, &kp));
     CHECK_CU(cuGraphInstantiateWithFlags(&gexec, g, 0));
+    kgraph = g;
+    CUmemPoolProps pp = {.allocType = CU_MEM_ALLOCATION_TYPE_PINNED,
+                         .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+    CHECK_CU(cuMemPoolCreate(&mpool, &pp));
 }
 
 static const struct {
@@ -131,6 +267,34 @@ static const struct {
     {"cuLaunchCooperativeKernel", PT, "cuLaunchCooperativeKernel_ptsz"},
     {"cuGraphLaunch", LEG, "cuGraphLaunch"},
     {"cuGraphLaunch", PT, "cuGraphLaunch_ptsz"},
+    /* memory (docs/memory.md). cuGraphUpload(_ptsz) is left out: the
+     * simulator does not model it (the wrapper is in hooks.def all the same). */
+    {"cuMemAllocManaged", 0, "cuMemAllocManaged"},
+    {"cuMemAllocPitch", 0, "cuMemAllocPitch_v2"},
+    {"cuDeviceTotalMem", 0, "cuDeviceTotalMem_v2"},
+    {"cuMemAllocAsync", LEG, "cuMemAllocAsync"},
+    {"cuMemAllocAsync", PT, "cuMemAllocAsync_ptsz"},
+    {"cuMemAllocFromPoolAsync", LEG, "cuMemAllocFromPoolAsync"},
+    {"cuMemAllocFromPoolAsync", PT, "cuMemAllocFromPoolAsync_ptsz"},
+    {"cuMemPoolCreate", 0, "cuMemPoolCreate"},
+    {"cuMemPoolDestroy", 0, "cuMemPoolDestroy"},
+    {"cuMemPoolTrimTo", 0, "cuMemPoolTrimTo"},
+    {"cuMemCreate", 0, "cuMemCreate"},
+    {"cuMemRelease", 0, "cuMemRelease"},
+    {"cuMemRetainAllocationHandle", 0, "cuMemRetainAllocationHandle"},
+    {"cuMemMap", 0, "cuMemMap"},
+    {"cuMemUnmap", 0, "cuMemUnmap"},
+    {"cuArrayCreate", 0, "cuArrayCreate_v2"},
+    {"cuArray3DCreate", 0, "cuArray3DCreate_v2"},
+    {"cuArrayDestroy", 0, "cuArrayDestroy"},
+    {"cuMipmappedArrayCreate", 0, "cuMipmappedArrayCreate"},
+    {"cuMipmappedArrayDestroy", 0, "cuMipmappedArrayDestroy"},
+    {"cuGraphAddMemAllocNode", 0, "cuGraphAddMemAllocNode"},
+    {"cuGraphInstantiateWithFlags", 0, "cuGraphInstantiateWithFlags"},
+    {"cuGraphInstantiateWithParams", LEG, "cuGraphInstantiateWithParams"},
+    {"cuGraphInstantiateWithParams", PT, "cuGraphInstantiateWithParams_ptsz"},
+    {"cuGraphExecDestroy", 0, "cuGraphExecDestroy"},
+    {"cuDeviceGraphMemTrim", 0, "cuDeviceGraphMemTrim"},
 };
 
 static void via_proc_address(void)
@@ -166,6 +330,11 @@ static void via_proc_address(void)
         CHECK_CU(((__typeof__(&cuGetProcAddress_v2))gpa)("cuLaunchKernel", &p, 12000, PT, NULL));
         expect_ours("nested cuGetProcAddress_v2(cuLaunchKernel, PT)", "cuLaunchKernel_ptsz", p);
     }
+    /* "cuGraphInstantiate" is the CUDA 11 ABI (_v2) for 11.x callers; for
+     * 12+ the driver hands out cuGraphInstantiateWithFlags (listed above). */
+    p = NULL;
+    CHECK_CU(cuGetProcAddress_v2("cuGraphInstantiate", &p, 11040, 0, NULL));
+    expect_ours("cuGetProcAddress_v2(cuGraphInstantiate, 11040)", "cuGraphInstantiate_v2", p);
     gpa = NULL;
     CHECK_CU(cuGetProcAddress_v2("cuGetProcAddress", &gpa, 11080, 0, NULL));
     expect_ours("cuGetProcAddress_v2(cuGetProcAddress, 11080)", "cuGetProcAddress", gpa);
@@ -192,7 +361,19 @@ static void via_dlsym(void)
                            "cuMemAlloc_v2", "cuMemFree_v2", "cuMemGetInfo_v2", "cuLaunchKernel",
                            "cuLaunchKernel_ptsz", "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz",
                            "cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz",
-                           "cuGraphLaunch", "cuGraphLaunch_ptsz"};
+                           "cuGraphLaunch", "cuGraphLaunch_ptsz",
+                           /* memory (cuGraphUpload: not in the simulator) */
+                           "cuMemAllocManaged", "cuMemAllocPitch_v2", "cuDeviceTotalMem_v2",
+                           "cuMemAllocAsync", "cuMemAllocAsync_ptsz", "cuMemAllocFromPoolAsync",
+                           "cuMemAllocFromPoolAsync_ptsz", "cuMemPoolCreate", "cuMemPoolDestroy",
+                           "cuMemPoolTrimTo", "cuMemCreate", "cuMemRelease",
+                           "cuMemRetainAllocationHandle", "cuMemMap", "cuMemUnmap",
+                           "cuArrayCreate_v2", "cuArray3DCreate_v2", "cuArrayDestroy",
+                           "cuMipmappedArrayCreate", "cuMipmappedArrayDestroy",
+                           "cuGraphAddMemAllocNode", "cuGraphInstantiate_v2",
+                           "cuGraphInstantiateWithFlags", "cuGraphInstantiateWithParams",
+                           "cuGraphInstantiateWithParams_ptsz", "cuGraphExecDestroy",
+                           "cuDeviceGraphMemTrim"};
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     CHECK(h != NULL, "dlopen libcuda.so.1: %s", dlerror());
     char route[128];
@@ -218,13 +399,19 @@ static void via_dlsym(void)
             (__typeof__(&nvmlDeviceGetHandleByIndex_v2))dlsym(n, "nvmlDeviceGetHandleByIndex_v2");
         __typeof__(&nvmlDeviceGetMemoryInfo) mi =
             (__typeof__(&nvmlDeviceGetMemoryInfo))dlsym(n, "nvmlDeviceGetMemoryInfo");
-        long long b0 = count("nvmlInit_v2"), b1 = count("nvmlDeviceGetMemoryInfo");
+        __typeof__(&nvmlDeviceGetMemoryInfo_v2) mi2 =
+            (__typeof__(&nvmlDeviceGetMemoryInfo_v2))dlsym(n, "nvmlDeviceGetMemoryInfo_v2");
+        long long b0 = count("nvmlInit_v2"), b1 = count("nvmlDeviceGetMemoryInfo"),
+                  b2 = count("nvmlDeviceGetMemoryInfo_v2");
         nvmlDevice_t d;
         nvmlMemory_t m;
         CHECK(init && init() == NVML_SUCCESS, "nvmlInit_v2");
         CHECK(byidx && byidx(0, &d) == NVML_SUCCESS, "nvml handle");
         CHECK(mi && mi(d, &m) == NVML_SUCCESS && m.total > 0, "nvml meminfo");
-        CHECK(count("nvmlInit_v2") == b0 + 1 && count("nvmlDeviceGetMemoryInfo") == b1 + 1,
+        nvmlMemory_v2_t m2 = {.version = nvmlMemory_v2};
+        CHECK(mi2 && mi2(d, &m2) == NVML_SUCCESS && m2.total > 0, "nvml meminfo v2");
+        CHECK(count("nvmlInit_v2") == b0 + 1 && count("nvmlDeviceGetMemoryInfo") == b1 + 1 &&
+                  count("nvmlDeviceGetMemoryInfo_v2") == b2 + 1,
               "NVML calls through dlsym did not reach cudacap");
     }
 }

@@ -21,7 +21,7 @@
  * therefore retries a few times, with its own add taken back, while the
  * others' bytes alone leave room, so contention does not look like OOM.
  * A process killed between (1) and (3) leaves b in its slot; the liveness
- * sweep reclaims the whole slot. tests/mem_race.c checks the claim with 8
+ * sweep reclaims the whole slot. tests/mem_ledger_mp.c ("race") checks the claim with 8
  * processes, and fails with the sum replaced by the own slot only
  * (-DCC_ML_TEST_LOCAL_ONLY, the negative control). */
 #include "cap/memledger.h"
@@ -41,6 +41,7 @@
 #include "common/log.h"
 #include "cudacap/mem_region.h"
 #include "region/region.h"
+#include "region/specs.h"
 
 struct ledger {
     cc_mem_region_t *r;
@@ -62,15 +63,6 @@ static struct bind {
     uint64_t key;
 } g_binds[NBINDS];
 static int g_nbinds;
-
-static const struct cc_region_spec spec = {
-    .file = CC_MEM_REGION_FILE,
-    .magic = CC_MEM_MAGIC,
-    .layout_version = CC_MEM_LAYOUT,
-    .region_size = sizeof(cc_mem_region_t),
-    .file_size = CC_MEM_FILE_SIZE,
-    .device_count = CC_MEM_DEVS,
-};
 
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
 
@@ -231,7 +223,7 @@ static void attach_locked(const char *dir)
     g_attached = 1;
     if (dir && dir != g_dir) snprintf(g_dir, sizeof g_dir, "%s", dir);
     if (!private_ready()) cc_error("cannot map a private memory ledger; memory is not capped");
-    if (!g_sh.r) g_sh.r = cc_region_open(g_dir, &spec);
+    if (!g_sh.r) g_sh.r = cc_region_open(g_dir, &cc_mem_region_spec);
     if (!g_sh.r) {
         cc_warn("memory cap: the container-wide ledger %s/%s is unavailable; this process is "
                 "capped on its own (per-process cap)", g_dir, CC_MEM_REGION_FILE);

@@ -15,7 +15,8 @@ enum cc_at_kind {
     CC_AT_ARRAY,     /* CUarray */
     CC_AT_MIPMAP,    /* CUmipmappedArray */
     CC_AT_POOL,      /* memory pool: bytes = reserved memory we counted */
-    CC_AT_GEXEC,     /* graph exec: bytes = its memory nodes' total */
+    CC_AT_GEXEC,     /* graph exec: aux = its struct need (memory_graph.c) */
+    CC_AT_GNODE,     /* allocation node: bytes, aux = device (drivers without GetParams) */
 };
 
 struct cc_at_val {

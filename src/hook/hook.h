@@ -23,6 +23,10 @@ __typeof__(cuGraphLaunch) cuGraphLaunch_ptsz;
 /* memory (issue 3) */
 __typeof__(cuMemAllocAsync) cuMemAllocAsync_ptsz;
 __typeof__(cuMemAllocFromPoolAsync) cuMemAllocFromPoolAsync_ptsz;
+__typeof__(cuGraphInstantiateWithParams) cuGraphInstantiateWithParams_ptsz;
+__typeof__(cuGraphUpload) cuGraphUpload_ptsz;
+/* The CUDA 11 instantiate ABI, declared by cuda.h only for the driver. */
+CUresult cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
 
 #define CC_EXPORT __attribute__((visibility("default")))
 

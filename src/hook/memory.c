@@ -10,6 +10,7 @@
 #include "cudacap/config.h"
 #include "hook.h"
 #include "memory_acct.h"
+#include "memory_graph.h"
 
 /* Free of something tracked under kind/key: take first so a concurrent
  * allocation reusing the address cannot have its entry taken; put back if
@@ -22,6 +23,8 @@
         if (had_) {                                                            \
             if (r_ == CUDA_SUCCESS) cc_ml_release(v_.h, v_.bytes);             \
             else cc_at_put((kind), (key), &v_);                                \
+        } else if (r_ == CUDA_SUCCESS) {                                       \
+            cc_mem_graph_refresh(); /* a graph allocation (a load if none) */  \
         }                                                                      \
         return r_;                                                             \
     } while (0)

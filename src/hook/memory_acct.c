@@ -10,6 +10,7 @@
 #include "devices.h"
 #include "hook.h"
 #include "hook/process.h"
+#include "memory_graph.h"
 
 static struct cc_mdev g_md[CC_MAX_DEVICES];
 static int g_state[CC_MAX_DEVICES]; /* 0 unbound, 1 capped, 2 uncapped (acquire/release) */
@@ -143,6 +144,7 @@ int cc_mem_reserve(const struct cc_mdev *m, int ordinal, uint64_t bytes)
     if (__builtin_expect(cc_ml_reserve(m->h, bytes, m->cap) == 0, 1)) return 0;
     /* Refused: before deciding, drop what may have shrunk meanwhile. */
     cc_mem_pools_refresh();
+    cc_mem_graph_refresh();
     cc_mem_refresh_overhead(ordinal);
     if (cc_ml_reserve(m->h, bytes, m->cap) == 0) return 0;
     cc_debug("memory cap: refusing %llu bytes on device %d (container uses %llu of %llu)",
@@ -162,6 +164,7 @@ void cc_mem_info(int o, uint64_t phys_free, uint64_t phys_total, uint64_t *free_
     }
     cc_ml_sweep();
     cc_mem_pools_refresh();
+    cc_mem_graph_refresh();
     cc_mem_refresh_overhead(o);
     uint64_t total = m->cap < phys_total ? m->cap : phys_total;
     uint64_t used = cc_ml_used(m->h);

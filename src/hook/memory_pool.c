@@ -102,8 +102,10 @@ static CUresult alloc_async(enum cc_fn id, CUdeviceptr *dptr, size_t size, CUmem
     }
     CUresult r = CALL();
 #undef CALL
+    /* Charge the pool's actual growth before dropping the pre-reservation:
+     * the slot never counts less than the device holds. */
+    settle_locked(pool, m, o);
     if (pre) cc_ml_release(m->h, pre);
-    settle_locked(pool, m, o); /* charge = the pool's actual growth */
     pthread_mutex_unlock(&g_mu);
     return r;
 }

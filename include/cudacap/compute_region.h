@@ -1,0 +1,91 @@
+/* The compute region: CUDACAP_STATE_DIR/compute.region, shared by every
+ * process of a container (DESIGN.md §4, docs/compute.md). ABI between all
+ * processes that map it: fixed-width fields, explicit padding, offsets pinned
+ * below, accessed only with __atomic_* builtins (no volatile, no _Atomic:
+ * a non-lock-free _Atomic would fall back to a per-process lock table).
+ *
+ * Units: tokens are nanoseconds of device time; stamps are CLOCK_MONOTONIC
+ * nanoseconds (one clock for every process of the machine); utilization is
+ * in permille. */
+#ifndef CUDACAP_COMPUTE_REGION_H
+#define CUDACAP_COMPUTE_REGION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudacap/region.h"
+
+#define CC_COMPUTE_FILE "compute.region"
+#define CC_COMPUTE_MAGIC 0x504d4343u /* "CCMP" */
+#define CC_COMPUTE_LAYOUT 1u
+#define CC_COMPUTE_FILE_SIZE 65536u /* PERMANENT: never changes across versions */
+#define CC_COMPUTE_DEVICES 16u
+#define CC_COMPUTE_PROCS 256u
+#define CC_COMPUTE_UUID_LEN 44u
+
+/* One device: one cache line. The bucket and the refill stamp are hot; the
+ * rest is written once per period by the refill winner only. */
+typedef struct cc_compute_dev {
+    int64_t tokens;              /* the bucket (ns of device time; negative = debt) */
+    uint64_t refill_ns;          /* election stamp: last refill (CAS) */
+    int64_t share;               /* controller output: ns added per nominal period */
+    uint64_t sample_ns;          /* when the sample was published (release) */
+    uint32_t sample_interval_us; /* the publisher's measured cadence (0 = unknown) */
+    uint32_t sample;             /* container util permille | device util permille << 16 */
+    uint32_t up_limit_pm;        /* the target the controller runs against */
+    uint8_t md_cooldown;         /* AIMD: cycles left before the next cut may fire */
+    uint8_t excl_debounced;      /* exclusivity FSM: debounced "alone on the device" */
+    uint8_t excl_streak;         /* exclusivity FSM: consecutive disagreeing cycles */
+    uint8_t lost_excl_pending;   /* exclusivity FSM: one-shot reset after losing it */
+    uint32_t throttled;          /* set by any consumer that waited since the last refill */
+    uint32_t ctrl_sample;        /* sample stamp (sample_ns >> 10) the controller last used */
+    uint32_t refills;            /* refill count; its release store ends a winner's update */
+    uint32_t nvml_calls;         /* NVML calls made for this device (observability) */
+} cc_compute_dev_t;
+
+_Static_assert(sizeof(cc_compute_dev_t) == 64, "one cache line per device");
+_Static_assert(offsetof(cc_compute_dev_t, tokens) == 0, "tokens");
+_Static_assert(offsetof(cc_compute_dev_t, refill_ns) == 8, "refill_ns");
+_Static_assert(offsetof(cc_compute_dev_t, share) == 16, "share");
+_Static_assert(offsetof(cc_compute_dev_t, sample_ns) == 24, "sample_ns");
+_Static_assert(offsetof(cc_compute_dev_t, sample_interval_us) == 32, "sample_interval_us");
+_Static_assert(offsetof(cc_compute_dev_t, sample) == 36, "sample");
+_Static_assert(offsetof(cc_compute_dev_t, up_limit_pm) == 40, "up_limit_pm");
+_Static_assert(offsetof(cc_compute_dev_t, md_cooldown) == 44, "md_cooldown");
+_Static_assert(offsetof(cc_compute_dev_t, lost_excl_pending) == 47, "lost_excl_pending");
+_Static_assert(offsetof(cc_compute_dev_t, throttled) == 48, "throttled");
+_Static_assert(offsetof(cc_compute_dev_t, ctrl_sample) == 52, "ctrl_sample");
+_Static_assert(offsetof(cc_compute_dev_t, refills) == 56, "refills");
+_Static_assert(offsetof(cc_compute_dev_t, nvml_calls) == 60, "nvml_calls");
+
+/* Which device a line belongs to: claimed by UUID (CAS on state 0 -> 1,
+ * uuid written, release store of 2). */
+typedef struct cc_compute_uuid {
+    uint32_t state; /* 0 free, 1 being claimed, 2 ready */
+    char uuid[CC_COMPUTE_UUID_LEN];
+} cc_compute_uuid_t;
+_Static_assert(sizeof(cc_compute_uuid_t) == 48, "uuid slot");
+
+/* The container's processes, so the sampling owner can join NVML's
+ * per-process samples (host pids) to this container. */
+typedef struct cc_compute_proc {
+    uint32_t pid;      /* pid in the container (liveness); 0 = free (CAS-claimed) */
+    uint32_t host_pid; /* pid as NVML reports it; 0 = not known yet */
+} cc_compute_proc_t;
+_Static_assert(sizeof(cc_compute_proc_t) == 8, "proc slot");
+
+typedef struct cc_compute_region {
+    cc_region_hdr_t hdr;
+    uint8_t pad0[48];
+    cc_compute_dev_t dev[CC_COMPUTE_DEVICES];
+    cc_compute_uuid_t uuid[CC_COMPUTE_DEVICES];
+    cc_compute_proc_t proc[CC_COMPUTE_PROCS];
+} cc_compute_region_t;
+
+_Static_assert(offsetof(cc_compute_region_t, dev) == 64, "devices start on a cache line");
+_Static_assert(offsetof(cc_compute_region_t, uuid) == 1088, "uuid table");
+_Static_assert(offsetof(cc_compute_region_t, proc) == 1856, "process table");
+_Static_assert(sizeof(cc_compute_region_t) == 3904, "layout size");
+_Static_assert(sizeof(cc_compute_region_t) <= CC_COMPUTE_FILE_SIZE, "fits its file");
+
+#endif

@@ -1,0 +1,63 @@
+/* The compute cap inside libcudacap.so: per-process device state shared by
+ * the launch gate (gate.c), the cost model (cost.c) and the watcher thread
+ * (watcher.c). See docs/compute.md. */
+#ifndef CC_CAP_COMPUTE_H
+#define CC_CAP_COMPUTE_H
+
+#include <cuda.h>
+#include <stdint.h>
+
+#include "cap/sampling_lock.h"
+#include "cudacap/compute_region.h"
+#include "cudacap/nvml.h"
+
+/* 0: not decided yet, 1: no compute cap in this process (launches pass
+ * straight through), 2: some device is capped. */
+extern int cc_compute_mode;
+
+struct cc_cdev {
+    int state;               /* 0 not set up, 1 capped, 2 not capped */
+    int idx;                 /* line index in the region (lock byte); -1 private */
+    cc_compute_dev_t *line;  /* shared line, or a private one */
+    uint32_t cap_pm;
+    int64_t nominal;         /* cap x period: ns of device time per period */
+    int64_t capacity;        /* bucket ceiling for refills */
+    nvmlDevice_t nvml;
+    int ordinal;
+    uint64_t last_pub_ns;    /* this process's last publication while owner */
+    unsigned long long nvml_seen_us; /* NVML lastSeenTimeStamp */
+};
+
+/* The device state of a CUDA ordinal, set up on first use. NULL when out of
+ * range. */
+struct cc_cdev *cc_compute_dev(int ordinal);
+/* Devices set up so far (the watcher walks them). */
+int cc_compute_ndev(void);
+struct cc_cdev *cc_compute_dev_at(int i);
+/* This process's pid as NVML reports it. */
+uint32_t cc_compute_host_pid(void);
+/* The region, or NULL (per-process buckets). */
+cc_compute_region_t *cc_compute_region(void);
+
+/* Cost model (cost.c). Estimate for a launch of key (a function or a graph
+ * exec) with `blocks` blocks; *measure says to time this launch. */
+int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure);
+/* What a launch that should have been timed but cannot be is charged: the
+ * largest estimate known in this process, or 1 ms. */
+int64_t cc_cost_fallback(void);
+/* Timing a launch: begin records the start event (returns a handle, or
+ * NULL when no timing is possible), end records the end event and queues
+ * the measurement; the correction is charged to line when it completes. */
+void *cc_cost_begin(CUstream s, int ptsz);
+void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int64_t charged,
+                 cc_compute_dev_t *line, int launched);
+/* Completes measurements that finished; at most max (0 = all). */
+void cc_cost_poll(int max);
+void cc_cost_fork_child(void);
+extern int cc_cost_pending; /* queued measurements (a hint, relaxed) */
+
+/* Watcher (watcher.c). */
+void cc_watcher_ensure(void);
+void cc_watcher_fork_child(void);
+
+#endif

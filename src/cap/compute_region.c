@@ -1,0 +1,96 @@
+#include "cap/compute_region.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "cap/controller.h"
+#include "region/region.h"
+#include "region/specs.h"
+
+cc_compute_region_t *cc_compute_region_open(const char *dir)
+{
+    return cc_region_open(dir, &cc_compute_region_spec);
+}
+
+static void init_line(cc_compute_dev_t *d, int64_t nominal, uint32_t cap_pm)
+{
+    cc_ctrl_state_t st = cc_ctrl_initial(cap_pm, nominal);
+    /* Seeded when the line is built, never by a later joiner: a process
+     * starting late must not reset a converged controller. */
+    memset(d, 0, sizeof *d);
+    d->tokens = nominal;
+    d->share = st.share;
+    d->up_limit_pm = st.up_limit_pm;
+}
+
+int cc_compute_claim_device(cc_compute_region_t *r, const char *uuid, int64_t nominal,
+                            uint32_t cap_pm)
+{
+    size_t n = strlen(uuid);
+    if (n == 0 || n >= CC_COMPUTE_UUID_LEN) return -1;
+    for (int pass = 0; pass < 2; pass++) {
+        for (unsigned i = 0; i < CC_COMPUTE_DEVICES; i++) {
+            cc_compute_uuid_t *u = &r->uuid[i];
+            uint32_t st = __atomic_load_n(&u->state, __ATOMIC_ACQUIRE);
+            if (st == 0) {
+                uint32_t zero = 0;
+                if (__atomic_compare_exchange_n(&u->state, &zero, 1, 0, __ATOMIC_ACQ_REL,
+                                                __ATOMIC_ACQUIRE)) {
+                    memcpy(u->uuid, uuid, n + 1);
+                    init_line(&r->dev[i], nominal, cap_pm);
+                    __atomic_store_n(&u->state, 2, __ATOMIC_RELEASE);
+                    return (int)i;
+                }
+                st = zero;
+            }
+            /* Being claimed: the claimer only copies 44 bytes and 64 more;
+             * wait a little (bounded: a claimer killed mid-claim leaves the
+             * slot at 1 for good, and we must not hang on it). */
+            for (int k = 0; st == 1 && k < 1000; k++) {
+                struct timespec ts = {0, 100000};
+                nanosleep(&ts, NULL);
+                st = __atomic_load_n(&u->state, __ATOMIC_ACQUIRE);
+            }
+            if (st == 2 && strncmp(u->uuid, uuid, CC_COMPUTE_UUID_LEN) == 0) return (int)i;
+        }
+    }
+    return -1;
+}
+
+static int alive(uint32_t pid)
+{
+    return pid != 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
+}
+
+int cc_compute_register_proc(cc_compute_region_t *r, uint32_t pid, uint32_t host_pid)
+{
+    for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
+        cc_compute_proc_t *p = &r->proc[i];
+        if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE) == pid) {
+            __atomic_store_n(&p->host_pid, host_pid, __ATOMIC_RELEASE);
+            return (int)i;
+        }
+    }
+    for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
+        cc_compute_proc_t *p = &r->proc[i];
+        uint32_t cur = __atomic_load_n(&p->pid, __ATOMIC_ACQUIRE);
+        if (cur != 0 && alive(cur)) continue;
+        if (__atomic_compare_exchange_n(&p->pid, &cur, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+            __atomic_store_n(&p->host_pid, host_pid, __ATOMIC_RELEASE);
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+int cc_compute_is_member(const cc_compute_region_t *r, uint32_t host_pid)
+{
+    if (host_pid == 0) return 0;
+    for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++)
+        if (__atomic_load_n(&r->proc[i].host_pid, __ATOMIC_ACQUIRE) == host_pid &&
+            __atomic_load_n(&r->proc[i].pid, __ATOMIC_ACQUIRE) != 0)
+            return 1;
+    return 0;
+}

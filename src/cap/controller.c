@@ -1,0 +1,130 @@
+#include "cap/controller.h"
+
+#include <string.h>
+
+static int64_t clamp_share(int64_t s, int64_t nominal)
+{
+    int64_t lo = nominal / CC_CTRL_SHARE_MIN_DIV, hi = nominal * CC_CTRL_SHARE_MAX_MUL;
+    if (lo < 1) lo = 1;
+    return s < lo ? lo : s > hi ? hi : s;
+}
+
+cc_ctrl_state_t cc_ctrl_initial(uint32_t cap_pm, int64_t nominal)
+{
+    cc_ctrl_state_t st;
+    memset(&st, 0, sizeof st);
+    st.share = nominal;
+    st.up_limit_pm = cap_pm;
+    return st;
+}
+
+/* Delta: an integral law on the relative error, in units of nominal.
+ * Tokens are device time, so utilization is proportional to share while
+ * demand exceeds supply; a gain of 0.3 per cycle closes a model error in a
+ * few cycles and stays stable with the one or two cycles of lag of queued
+ * work and of the sample. Additive, not multiplicative: a multiplicative
+ * step drifts down on a noisy signal (x0.75 then x1.25 is 0.94). Upward steps need evidence of demand (throttled):
+ * otherwise an idle or light container would wind share up and burst when
+ * it wakes. */
+static int64_t delta_law(int64_t share, const cc_ctrl_input_t *in, uint32_t target)
+{
+    int32_t err = (int32_t)target - (int32_t)in->user_pm;
+    if (err > -CC_CTRL_DEADBAND_PM && err < CC_CTRL_DEADBAND_PM) return share;
+    if (err > 0 && !in->throttled) return share;
+    /* No clamp inside the normal range: on a quantized signal (a 50 ms
+     * kernel makes 100 ms samples of 0 or 50 %) an asymmetric clamp biases
+     * the average. Only a gross excess (over 4x the cap) is clamped. */
+    double step = 0.3 * (double)err / (double)(target ? target : 1);
+    if (step < -1.0) step = -1.0;
+    return share + (int64_t)(step * (double)in->nominal);
+}
+
+/* AIMD: additive increase while below the band and throttled, multiplicative
+ * decrease above it, then CC_CTRL_AIMD_COOLDOWN cycles during which no cut
+ * may fire: the sample lags the cut, and without the cooldown every cycle
+ * would cut again on the same stale excess (the MD avalanche). The cooldown
+ * is state, so it is shared with the bucket: the refill winner changes from
+ * cycle to cycle. */
+static int64_t aimd_law(cc_ctrl_state_t *st, const cc_ctrl_input_t *in, uint32_t target,
+                        cc_ctrl_output_t *out)
+{
+    int64_t share = st->share;
+    if (st->md_cooldown) st->md_cooldown--;
+    if (in->user_pm > target + CC_CTRL_AIMD_BAND_PM) {
+        if (st->md_cooldown == 0) {
+            share = share * 17 / 20;
+            st->md_cooldown = CC_CTRL_AIMD_COOLDOWN;
+            out->md_fired = 1;
+        }
+    } else if (in->user_pm + CC_CTRL_AIMD_BAND_PM < target && in->throttled) {
+        share += in->nominal / 16;
+    }
+    return share;
+}
+
+/* Exclusivity: alone on the device when the others use under 1 %, debounced
+ * over CC_CTRL_EXCL_DEBOUNCE cycles; losing it arms a one-shot reset. */
+static void excl_step(cc_ctrl_state_t *st, const cc_ctrl_input_t *in)
+{
+    uint32_t others = in->sys_pm > in->user_pm ? in->sys_pm - in->user_pm : 0;
+    uint8_t raw = others < CC_CTRL_EXCL_PM;
+    if (raw == st->excl_debounced) {
+        st->excl_streak = 0;
+        return;
+    }
+    if (++st->excl_streak < CC_CTRL_EXCL_DEBOUNCE) return;
+    if (st->excl_debounced && !raw) st->lost_excl_pending = 1;
+    st->excl_debounced = raw;
+    st->excl_streak = 0;
+}
+
+cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
+                             cc_ctrl_output_t *out)
+{
+    memset(out, 0, sizeof *out);
+    st.up_limit_pm = in->cap_pm;
+    if (in->nominal <= 0) return st;
+    if (st.share <= 0) st.share = in->nominal;
+    if (!in->sample_valid) {
+        st.share = clamp_share(st.share, in->nominal);
+        return st;
+    }
+    excl_step(&st, in);
+    /* Anti-jitter bypass: an idle container (under a tenth of its cap) that
+     * nobody is throttled in gets its bucket brought to one nominal period,
+     * so the first heavy kernels after idle cannot burst past the cap on a
+     * full bucket; share is frozen. Never while throttled: that would starve
+     * a real workload whose utilization the sample has not caught yet. */
+    uint32_t idle = in->cap_pm / 10 > 10 ? in->cap_pm / 10 : 10;
+    if (in->user_pm < idle && !in->throttled) {
+        out->bypass = 1;
+        out->bucket_target = in->nominal;
+        if (st.md_cooldown) st.md_cooldown--;
+        st.share = clamp_share(st.share, in->nominal);
+        return st;
+    }
+    /* auto: delta's law, plus AIMD's guarded cut while others share the
+     * device (their load can swing ours past the cap faster than the
+     * integral reacts); the cut's cooldown is the shared one. */
+    int aimd = in->kind == CC_CTRL_AIMD;
+    if (in->kind == CC_CTRL_AUTO && st.lost_excl_pending) {
+        /* Someone else arrived: restart from the model's estimate rather
+         * than from a share tuned for an empty device. */
+        st.lost_excl_pending = 0;
+        st.share = in->nominal;
+        st.md_cooldown = 0;
+    }
+    out->used_aimd = aimd;
+    if (aimd) {
+        st.share = aimd_law(&st, in, st.up_limit_pm, out);
+    } else if (in->kind == CC_CTRL_AUTO && !st.excl_debounced &&
+               in->user_pm > st.up_limit_pm + CC_CTRL_AUTO_CUT_PM) {
+        cc_ctrl_input_t big = *in;
+        st.share = aimd_law(&st, &big, st.up_limit_pm, out);
+    } else {
+        if (st.md_cooldown) st.md_cooldown--;
+        st.share = delta_law(st.share, in, st.up_limit_pm);
+    }
+    st.share = clamp_share(st.share, in->nominal);
+    return st;
+}

@@ -1,0 +1,259 @@
+/* The cost model: what a launch charges the bucket, in ns of device time.
+ *
+ * Blocks x threads (the seed, HAMi) misses caps whenever block durations
+ * differ: one wave of 1.5 ms blocks and 64 waves of 24 us blocks take the
+ * same device time and differ 64x in blocks. So a launch is charged its
+ * measured duration: per (function or graph, grid size), sampled with a pair
+ * of events around the launch (every launch until the first result, then
+ * one per CC_COST_SAMPLE_NS per shape), and each timed launch is charged
+ * exactly once its events complete (estimate corrected after the fact).
+ * Elapsed time between events includes time the stream waited behind other
+ * processes' kernels (a real GPU time-slices contexts the same way), so the
+ * estimate is the minimum of the last CC_COST_WINDOW timings of the shape
+ * (about 0.4 s): one unqueued timing in the window is enough, and a shape
+ * that really got slower is followed within the window. */
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "cap/bucket.h"
+#include "cap/compute.h"
+#include "common/log.h"
+#include "hook/hook.h"
+
+#define CC_COST_ENTRIES 1024
+#define CC_COST_PROBE 8
+#define CC_COST_SAMPLE_NS 25000000ull /* one timed launch per 25 ms per shape */
+#define CC_COST_PAIRS 64
+#define CC_COST_UNKNOWN_NS 1000000    /* charge when nothing can be timed: 1 ms */
+#define CC_COST_WINDOW 16
+
+struct cost_ent {
+    uint64_t tag;     /* hash(key, blocks) | 1; 0 = free (CAS-claimed) */
+    int64_t est;      /* ns; -1 = not measured yet */
+    uint64_t last_ns; /* last timed launch */
+    uint32_t n;       /* timings so far (window index = n % CC_COST_WINDOW); under mu */
+    int64_t win[CC_COST_WINDOW];
+};
+static struct cost_ent table[CC_COST_ENTRIES];
+
+struct pair {
+    CUevent a, b;
+    CUcontext ctx;
+    int busy;         /* 0 free, 1 between begin and end, 2 queued */
+    void *key;
+    uint64_t blocks;
+    int64_t charged;
+    cc_compute_dev_t *line;
+};
+static struct pair pairs[CC_COST_PAIRS];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+int cc_cost_pending;
+static int64_t fallback_ns = -1; /* largest estimate seen: for shapes never timed */
+
+static __typeof__(&cuEventCreate) ev_create;
+static __typeof__(&cuEventRecord) ev_record;
+static __typeof__(&cuEventRecord) ev_record_pt;
+static __typeof__(&cuEventQuery) ev_query;
+static __typeof__(&cuEventElapsedTime) ev_elapsed;
+static __typeof__(&cuCtxGetCurrent) ctx_current;
+static __typeof__(&cuStreamIsCapturing) is_capturing;
+static __typeof__(&cuStreamIsCapturing) is_capturing_pt;
+static pthread_once_t syms_once = PTHREAD_ONCE_INIT;
+
+static void resolve(void)
+{
+    ev_create = cc_lib_sym(CC_LIB_CUDA, "cuEventCreate");
+    ev_record = cc_lib_sym(CC_LIB_CUDA, "cuEventRecord");
+    ev_record_pt = cc_lib_sym(CC_LIB_CUDA, "cuEventRecord_ptsz");
+    ev_query = cc_lib_sym(CC_LIB_CUDA, "cuEventQuery");
+    ev_elapsed = cc_lib_sym(CC_LIB_CUDA, "cuEventElapsedTime");
+    ctx_current = cc_lib_sym(CC_LIB_CUDA, "cuCtxGetCurrent");
+    is_capturing = cc_lib_sym(CC_LIB_CUDA, "cuStreamIsCapturing");
+    is_capturing_pt = cc_lib_sym(CC_LIB_CUDA, "cuStreamIsCapturing_ptsz");
+    if (!ev_record_pt) ev_record_pt = ev_record;
+    if (!is_capturing_pt) is_capturing_pt = is_capturing;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t tag_of(void *key, uint64_t blocks)
+{
+    uint64_t h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
+    h ^= blocks + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9ull;
+    return (h ^ (h >> 31)) | 1;
+}
+
+static struct cost_ent *lookup(uint64_t tag, int insert)
+{
+    unsigned i = (unsigned)(tag >> 20) % CC_COST_ENTRIES;
+    for (int k = 0; k < CC_COST_PROBE; k++, i = (i + 1) % CC_COST_ENTRIES) {
+        struct cost_ent *e = &table[i];
+        uint64_t t = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
+        if (t == tag) return e;
+        if (t == 0 && insert) {
+            uint64_t zero = 0;
+            /* est is -1 before the tag is published (release). */
+            if (__atomic_compare_exchange_n(&e->tag, &zero, tag, 0, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
+                return e;
+            if (zero == tag) return e;
+        }
+    }
+    return NULL;
+}
+
+int64_t cc_cost_fallback(void)
+{
+    int64_t f = __atomic_load_n(&fallback_ns, __ATOMIC_RELAXED);
+    return f > 0 ? f : CC_COST_UNKNOWN_NS;
+}
+
+int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure)
+{
+    uint64_t tag = tag_of(key, blocks);
+    struct cost_ent *e = lookup(tag, 1);
+    *measure = 0;
+    if (!e) return cc_cost_fallback(); /* table full of other shapes */
+    int64_t est = __atomic_load_n(&e->est, __ATOMIC_RELAXED);
+    uint64_t last = __atomic_load_n(&e->last_ns, __ATOMIC_RELAXED);
+    if (est <= 0) { /* never timed (0 is the zeroed table's "unknown") */
+        *measure = 1;
+        return 0; /* charged exactly when the timing completes */
+    }
+    uint64_t now = now_ns();
+    if (now - last >= CC_COST_SAMPLE_NS &&
+        __atomic_compare_exchange_n(&e->last_ns, &last, now, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED))
+        *measure = 1;
+    return est;
+}
+
+static int capturing(CUstream s, int ptsz)
+{
+    __typeof__(&cuStreamIsCapturing) f = ptsz ? is_capturing_pt : is_capturing;
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (!f) return 0;
+    if (f(s, &st) != CUDA_SUCCESS) return 1; /* cannot tell: do not touch the stream */
+    return st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+void *cc_cost_begin(CUstream s, int ptsz)
+{
+    pthread_once(&syms_once, resolve);
+    if (!ev_create || !ev_record || !ev_query || !ev_elapsed || !ctx_current) return NULL;
+    if (capturing(s, ptsz)) return NULL;
+    CUcontext ctx = NULL;
+    if (ctx_current(&ctx) != CUDA_SUCCESS || !ctx) return NULL;
+    struct pair *p = NULL;
+    pthread_mutex_lock(&mu);
+    /* busy is atomic (acquire/release): a pair is freed outside mu, and
+     * freeing publishes its events and context to the next user. */
+    for (int i = 0; i < CC_COST_PAIRS && !p; i++)
+        if (!__atomic_load_n(&pairs[i].busy, __ATOMIC_ACQUIRE) && pairs[i].a && pairs[i].ctx == ctx)
+            p = &pairs[i];
+    for (int i = 0; i < CC_COST_PAIRS && !p; i++)
+        if (!__atomic_load_n(&pairs[i].busy, __ATOMIC_ACQUIRE) && !pairs[i].a) p = &pairs[i];
+    if (p) __atomic_store_n(&p->busy, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&mu);
+    if (!p) return NULL;
+    if (!p->a) {
+        if (ev_create(&p->a, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
+            ev_create(&p->b, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+            p->a = p->b = NULL; /* leaks at most one event; keeps the slot reusable */
+            __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+            return NULL;
+        }
+        p->ctx = ctx;
+    }
+    if ((ptsz ? ev_record_pt : ev_record)(p->a, s) != CUDA_SUCCESS) {
+        __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+        return NULL;
+    }
+    return p;
+}
+
+/* Called with mu held (it guards the windows). */
+static void charge_shape(void *key, uint64_t blocks, int64_t charged, int64_t ns,
+                         cc_compute_dev_t *line)
+{
+    struct cost_ent *e = lookup(tag_of(key, blocks), 0);
+    if (ns < 1) ns = 1; /* 0 means "never timed" */
+    int64_t est = ns;
+    if (e) {
+        e->win[e->n++ % CC_COST_WINDOW] = ns;
+        uint32_t k = e->n < CC_COST_WINDOW ? e->n : CC_COST_WINDOW;
+        for (uint32_t i = 0; i < k; i++)
+            if (e->win[i] < est) est = e->win[i];
+        __atomic_store_n(&e->est, est, __ATOMIC_RELAXED);
+    }
+    int64_t f = __atomic_load_n(&fallback_ns, __ATOMIC_RELAXED);
+    if (est > f) __atomic_store_n(&fallback_ns, est, __ATOMIC_RELAXED);
+    if (line) {
+        /* The timed launch costs the estimate, not a timing inflated by
+         * queueing; the difference from what admission charged is settled
+         * now. Debt from corrections is bounded at 3 periods of supply, so a
+         * burst of inflated first timings cannot stall the container. */
+        int64_t c = est - charged;
+        int64_t floor = 3 * __atomic_load_n(&line->share, __ATOMIC_RELAXED);
+        int64_t cur = __atomic_load_n(&line->tokens, __ATOMIC_RELAXED);
+        if (c > 0 && cur - c < -floor) c = cur + floor > 0 ? cur + floor : 0;
+        cc_bucket_charge(&line->tokens, c);
+    }
+}
+
+void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int64_t charged,
+                 cc_compute_dev_t *line, int launched)
+{
+    struct pair *p = m;
+    if (!p) return;
+    if (!launched || (ptsz ? ev_record_pt : ev_record)(p->b, s) != CUDA_SUCCESS) {
+        __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+        return;
+    }
+    p->key = key;
+    p->blocks = blocks;
+    p->charged = charged;
+    p->line = line;
+    pthread_mutex_lock(&mu);
+    __atomic_store_n(&p->busy, 2, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&cc_cost_pending, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&mu);
+}
+
+void cc_cost_poll(int max)
+{
+    if (!__atomic_load_n(&cc_cost_pending, __ATOMIC_RELAXED)) return;
+    /* Launch threads only try: the watcher drains whatever they skip. */
+    if (max ? pthread_mutex_trylock(&mu) != 0 : pthread_mutex_lock(&mu) != 0) return;
+    int done = 0;
+    for (int i = 0; i < CC_COST_PAIRS && (!max || done < max); i++) {
+        struct pair *p = &pairs[i];
+        if (__atomic_load_n(&p->busy, __ATOMIC_RELAXED) != 2 || ev_query(p->b) != CUDA_SUCCESS)
+            continue;
+        float ms = 0;
+        CUresult r = ev_elapsed(&ms, p->a, p->b);
+        __atomic_sub_fetch(&cc_cost_pending, 1, __ATOMIC_RELAXED);
+        done++;
+        if (r == CUDA_SUCCESS && ms >= 0)
+            charge_shape(p->key, p->blocks, p->charged, (int64_t)((double)ms * 1e6), p->line);
+        __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void cc_cost_fork_child(void)
+{
+    /* The parent's events belong to its contexts: forget them (not destroy:
+     * the child cannot use the parent's CUDA state). Estimates stay valid. */
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    mu = fresh;
+    memset(pairs, 0, sizeof pairs);
+    cc_cost_pending = 0;
+}

@@ -1,0 +1,198 @@
+/* The launch gate: per-process device state and admission. A launch in a
+ * capped process: device lookup, one estimate lookup, one CAS on the shared
+ * bucket; a wait only when the bucket is empty. */
+#include "cap/gate.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cap/bucket.h"
+#include "cap/compute.h"
+#include "cap/compute_region.h"
+#include "cap/controller.h"
+#include "cap/election.h"
+#include "common/log.h"
+#include "hook/devices.h"
+#include "hook/process.h"
+
+int cc_compute_mode;
+static struct cc_cdev cdevs[CC_MAX_DEVICES];
+static int cdev_order[CC_MAX_DEVICES], n_order;
+static pthread_mutex_t setup_mu = PTHREAD_MUTEX_INITIALIZER;
+static cc_compute_region_t *region;
+static int region_tried, shared_off;
+static uint32_t host_pid;
+static int registered; /* this pid is in the region's process table */
+
+static uint32_t read_host_pid(void)
+{
+    /* The first NSpid field is the pid in the outermost namespace this
+     * /proc shows: the host pid when the host namespace is visible. */
+    uint32_t pid = (uint32_t)getpid();
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f) return pid;
+    char line[256];
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "NSpid:", 6) == 0) {
+            unsigned long v = strtoul(line + 6, NULL, 10);
+            if (v) pid = (uint32_t)v;
+            break;
+        }
+    fclose(f);
+    return pid;
+}
+
+uint32_t cc_compute_host_pid(void) { return __atomic_load_n(&host_pid, __ATOMIC_RELAXED); }
+cc_compute_region_t *cc_compute_region(void) { return region; }
+int cc_compute_ndev(void) { return __atomic_load_n(&n_order, __ATOMIC_ACQUIRE); }
+struct cc_cdev *cc_compute_dev_at(int i) { return &cdevs[cdev_order[i]]; }
+
+static void register_proc(void)
+{
+    if (registered || !region) return;
+    if (cc_compute_register_proc(region, (uint32_t)getpid(), host_pid) < 0)
+        cc_log_once(CC_LOG_WARN, "compute region: process table full; this process's "
+                                 "utilization is not counted for the container");
+    registered = 1;
+}
+
+static void open_region_locked(void)
+{
+    if (region_tried) return;
+    region_tried = 1;
+    host_pid = read_host_pid();
+    const char *sb = getenv("CUDACAP_SHARED_BUCKET");
+    shared_off = sb && (!strcmp(sb, "0") || !strcasecmp(sb, "false") || !strcasecmp(sb, "off"));
+    if (shared_off) {
+        cc_info("CUDACAP_SHARED_BUCKET=%s: per-process compute buckets", sb);
+        return;
+    }
+    region = cc_compute_region_open(cc_cfg.state_dir);
+    if (!region)
+        cc_warn("compute cap: no shared region; this process uses its own bucket, so the "
+                "container's processes together may exceed the cap");
+}
+
+static void setup_locked(struct cc_cdev *d, int ordinal)
+{
+    d->ordinal = ordinal;
+    d->idx = -1;
+    uint32_t pct = ordinal < CC_MAX_DEVICES ? cc_cfg.sm_limit[ordinal] : 0;
+    const struct cc_device *dv = cc_device(ordinal);
+    if (pct == 0 || pct >= 100 || !dv) {
+        __atomic_store_n(&d->state, 2, __ATOMIC_RELEASE);
+        return;
+    }
+    open_region_locked();
+    d->cap_pm = pct * 10;
+    d->nominal = (int64_t)(CC_PERIOD_NS * pct / 100);
+    d->capacity = d->nominal + d->nominal / 4;
+    d->nvml = dv->nvml;
+    if (region) {
+        d->idx = cc_compute_claim_device(region, dv->uuid, d->nominal, d->cap_pm);
+        if (d->idx >= 0)
+            d->line = &region->dev[d->idx];
+        else
+            cc_warn("compute region: no line for device %s; per-process bucket", dv->uuid);
+        register_proc();
+    }
+    if (!d->line) {
+        d->line = aligned_alloc(64, sizeof *d->line);
+        if (!d->line) {
+            cc_warn("compute cap: out of memory; device %d runs uncapped", ordinal);
+            __atomic_store_n(&d->state, 2, __ATOMIC_RELEASE);
+            return;
+        }
+        memset(d->line, 0, sizeof *d->line);
+        cc_ctrl_state_t st = cc_ctrl_initial(d->cap_pm, d->nominal);
+        d->line->tokens = d->nominal;
+        d->line->share = st.share;
+        d->line->up_limit_pm = st.up_limit_pm;
+    }
+    cdev_order[n_order] = ordinal;
+    __atomic_store_n(&n_order, n_order + 1, __ATOMIC_RELEASE);
+    cc_info("compute cap on device %d: %u%% (%s bucket, line %d)", ordinal, pct,
+            d->idx >= 0 ? "shared" : "per-process", d->idx);
+    __atomic_store_n(&d->state, 1, __ATOMIC_RELEASE);
+}
+
+struct cc_cdev *cc_compute_dev(int ordinal)
+{
+    if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return NULL;
+    struct cc_cdev *d = &cdevs[ordinal];
+    if (__builtin_expect(__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) == 0, 0)) {
+        pthread_mutex_lock(&setup_mu);
+        if (d->state == 0) setup_locked(d, ordinal);
+        pthread_mutex_unlock(&setup_mu);
+    }
+    return d;
+}
+
+static void fork_child(void)
+{
+    /* The mapping is inherited (MAP_SHARED): the child shares the bucket.
+     * Its own pid goes into the process table on its next capped launch. */
+    registered = 0;
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    setup_mu = fresh;
+    host_pid = read_host_pid();
+    for (int i = 0; i < CC_MAX_DEVICES; i++) cdevs[i].last_pub_ns = 0;
+    cc_cost_fork_child();
+    cc_watcher_fork_child();
+}
+
+static void decide_mode(void)
+{
+    int on = 0;
+    for (int i = 0; i < CC_MAX_DEVICES; i++)
+        if (cc_cfg.sm_limit[i] > 0 && cc_cfg.sm_limit[i] < 100) on = 1;
+    if (on) cc_fork_child_register(fork_child);
+    __atomic_store_n(&cc_compute_mode, on ? 2 : 1, __ATOMIC_RELEASE);
+}
+
+int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, int ptsz)
+{
+    t->d = NULL;
+    t->m = NULL;
+    if (__builtin_expect(__atomic_load_n(&cc_compute_mode, __ATOMIC_ACQUIRE) == 0, 0)) {
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, decide_mode);
+    }
+    if (cc_compute_mode != 2) return 0;
+    struct cc_cdev *d = cc_compute_dev(cc_device_current());
+    if (!d || d->state != 1) return 0;
+    if (__builtin_expect(!registered && region != NULL, 0)) {
+        pthread_mutex_lock(&setup_mu);
+        register_proc();
+        pthread_mutex_unlock(&setup_mu);
+    }
+    cc_watcher_ensure();
+    int measure = 0;
+    int64_t cost = cc_cost_estimate(key, blocks, &measure);
+    if (measure) {
+        t->m = cc_cost_begin(s, ptsz);
+        if (!t->m && cost == 0) cost = cc_cost_fallback();
+    }
+    int64_t share = __atomic_load_n(&d->line->share, __ATOMIC_RELAXED);
+    cc_bucket_take(&d->line->tokens, cost, &d->line->throttled,
+                   share * (int64_t)(1000000000ull / CC_PERIOD_NS));
+    t->d = d;
+    t->key = key;
+    t->blocks = blocks;
+    t->cost = cost;
+    t->s = s;
+    t->ptsz = ptsz;
+    return 1;
+}
+
+void cc_gate_end(struct cc_ticket *t, CUresult r)
+{
+    struct cc_cdev *d = t->d;
+    int ok = r == CUDA_SUCCESS;
+    if (!ok && t->cost) cc_bucket_add(&d->line->tokens, t->cost, INT64_MAX); /* not run: refund */
+    cc_cost_end(t->m, t->s, t->ptsz, t->key, t->blocks, t->cost, d->line, ok);
+    cc_cost_poll(2);
+}

@@ -1,0 +1,50 @@
+#include "cap/sampling_lock.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "region/region.h"
+
+int cc_slock_open(cc_slock_t *l, const char *dir)
+{
+    char path[1024];
+    l->fd = -1;
+    l->owned = 0;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, CC_SAMPLING_LOCK_FILE) >= sizeof path) {
+        cc_warn("%s/%s: path too long; every process samples NVML by election", dir,
+                CC_SAMPLING_LOCK_FILE);
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        cc_warn("%s: cannot open (%s); every process samples NVML by election", path,
+                strerror(errno));
+        return -1;
+    }
+    l->fd = fd;
+    return 0;
+}
+
+int cc_slock_claim(cc_slock_t *l, unsigned idx)
+{
+    if (l->fd < 0 || idx >= 32) return 0;
+    if (cc_slock_owned(l, idx)) return 1;
+    if (cc_lock_range(l->fd, (off_t)idx, 1, F_WRLCK, 0) != 0) return 0;
+    l->owned |= 1u << idx;
+    return 1;
+}
+
+void cc_slock_forget(cc_slock_t *l)
+{
+#ifdef CC_TEST_NO_FORGET /* negative control: the child keeps the descriptor */
+    l->owned = 0;
+    return;
+#endif
+    if (l->fd >= 0) close(l->fd);
+    l->fd = -1;
+    l->owned = 0;
+}

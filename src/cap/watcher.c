@@ -1,0 +1,220 @@
+/* The watcher: one thread per process, started on the first capped launch.
+ * Every nominal period, for each capped device: claim sampling ownership
+ * (soft, non-blocking), sample NVML when owner (or when the owner's sample
+ * is stale), publish, then try to win the period's refill (hard, CAS) and run
+ * the controller on the published sample. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cap/bucket.h"
+#include "cap/compute.h"
+#include "cap/compute_region.h"
+#include "cap/controller.h"
+#include "cap/election.h"
+#include "common/log.h"
+#include "hook/hook.h"
+#include "hook/process.h"
+
+#define CC_SAMPLES_MAX 512
+
+static int started;
+static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+static cc_slock_t slock = {-1, 0};
+static int slock_tried;
+static __typeof__(&nvmlDeviceGetProcessUtilization) proc_util;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned long long real_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000;
+}
+
+static int member(uint32_t pid)
+{
+    cc_compute_region_t *r = cc_compute_region();
+    return r ? cc_compute_is_member(r, pid) : pid == cc_compute_host_pid();
+}
+
+/* One NVML call: the per-process samples since the last call, averaged per
+ * pid (real NVML may return several samples per process), summed over this
+ * container's pids (user) and over everyone (sys). 0 when no sample. */
+static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm)
+{
+    static nvmlProcessUtilizationSample_t buf[CC_SAMPLES_MAX];
+    if (!proc_util || !d->nvml) return 0;
+    unsigned long long now = real_us();
+    if (d->nvml_seen_us == 0 || d->nvml_seen_us + 2000000ull < now) d->nvml_seen_us = now - 1000000ull;
+    unsigned n = CC_SAMPLES_MAX;
+    __atomic_fetch_add(&d->line->nvml_calls, 1, __ATOMIC_RELAXED);
+    nvmlReturn_t r = proc_util(d->nvml, buf, &n, d->nvml_seen_us);
+    if (r == NVML_ERROR_NOT_FOUND) { /* nothing ran since lastSeen */
+        *user_pm = *sys_pm = 0;
+        d->nvml_seen_us = now;
+        return 1;
+    }
+    if (r != NVML_SUCCESS) {
+        cc_log_once(CC_LOG_WARN, "nvmlDeviceGetProcessUtilization failed (%d); the compute cap "
+                                 "runs on its cost model alone", (int)r);
+        return 0;
+    }
+    if (n > CC_SAMPLES_MAX) n = CC_SAMPLES_MAX;
+    uint32_t user = 0, sys = 0;
+    unsigned long long seen = d->nvml_seen_us;
+    for (unsigned i = 0; i < n; i++) {
+        if (buf[i].timeStamp > seen) seen = buf[i].timeStamp;
+        if (buf[i].pid == 0) continue; /* consumed below */
+        unsigned pid = buf[i].pid, cnt = 0, sum = 0;
+        for (unsigned j = i; j < n; j++)
+            if (buf[j].pid == pid) {
+                sum += buf[j].smUtil > 100 ? 100 : buf[j].smUtil;
+                cnt++;
+                if (j != i) buf[j].pid = 0;
+            }
+        uint32_t avg_pm = cnt ? sum * 10 / cnt : 0;
+        sys += avg_pm;
+        if (member(pid)) user += avg_pm;
+    }
+    d->nvml_seen_us = seen;
+    *user_pm = user > 1000 ? 1000 : user;
+    *sys_pm = sys > 1000 ? 1000 : sys;
+    return 1;
+}
+
+static void refill(struct cc_cdev *d, uint64_t now, uint64_t elapsed, cc_controller_t kind);
+
+static void cycle(struct cc_cdev *d)
+{
+    cc_compute_dev_t *line = d->line;
+    uint64_t now = mono_ns();
+    int nolock = d->idx < 0 || slock.fd < 0;
+    int owner = !nolock && cc_slock_claim(&slock, (unsigned)d->idx);
+    uint32_t u, s;
+    if (owner || nolock) {
+        if (sample(d, &u, &s)) {
+            cc_sample_publish(line, u, s, now, d->last_pub_ns);
+            d->last_pub_ns = now;
+        }
+    } else {
+        d->last_pub_ns = 0;
+        /* Owner alive but not publishing (wedged, or NVML failing there):
+         * sample ourselves; the refill CAS still bounds the supply. */
+        if (cc_sample_stale(line, now, CC_PERIOD_NS) && sample(d, &u, &s))
+            cc_sample_publish(line, u, s, now, 0);
+    }
+    uint64_t elapsed;
+    uint64_t thr = cc_refill_threshold(line, owner || nolock, CC_PERIOD_NS);
+    if (cc_refill_try(line, now, thr, &elapsed)) refill(d, now, elapsed, cc_cfg.controller);
+}
+
+static void refill(struct cc_cdev *d, uint64_t now, uint64_t elapsed, cc_controller_t kind)
+{
+    cc_compute_dev_t *line = d->line;
+    cc_refill_begin(line);
+    cc_ctrl_state_t st = {
+        .share = __atomic_load_n(&line->share, __ATOMIC_RELAXED),
+        .up_limit_pm = __atomic_load_n(&line->up_limit_pm, __ATOMIC_RELAXED),
+        .md_cooldown = __atomic_load_n(&line->md_cooldown, __ATOMIC_RELAXED),
+        .excl_debounced = __atomic_load_n(&line->excl_debounced, __ATOMIC_RELAXED),
+        .excl_streak = __atomic_load_n(&line->excl_streak, __ATOMIC_RELAXED),
+        .lost_excl_pending = __atomic_load_n(&line->lost_excl_pending, __ATOMIC_RELAXED),
+    };
+    cc_ctrl_input_t in = {.kind = kind, .cap_pm = d->cap_pm, .nominal = d->nominal};
+    uint64_t at;
+    int have = cc_sample_read(line, &in.user_pm, &in.sys_pm, &at);
+    uint32_t stamp = (uint32_t)(at >> 10);
+    /* A sample feeds the controller once: a standby refilling on an old
+     * sample must not integrate the same error twice. */
+    in.sample_valid = have && !cc_sample_stale(line, now, CC_PERIOD_NS) &&
+                      stamp != __atomic_load_n(&line->ctrl_sample, __ATOMIC_RELAXED);
+    in.throttled = __atomic_exchange_n(&line->throttled, 0, __ATOMIC_RELAXED) != 0;
+    cc_ctrl_output_t out;
+    st = cc_ctrl_step(st, &in, &out);
+    if (in.sample_valid) __atomic_store_n(&line->ctrl_sample, stamp, __ATOMIC_RELAXED);
+    if (out.bypass) {
+        /* A delta, never a store (bucket.h). */
+        cc_bucket_bring_to(&line->tokens, out.bucket_target);
+    } else {
+        int64_t add = (int64_t)((double)st.share * (double)elapsed / (double)CC_PERIOD_NS);
+        int64_t hi = d->capacity > add ? d->capacity : add;
+        cc_bucket_add(&line->tokens, add, hi);
+    }
+    __atomic_store_n(&line->share, st.share, __ATOMIC_RELAXED);
+    __atomic_store_n(&line->up_limit_pm, st.up_limit_pm, __ATOMIC_RELAXED);
+    __atomic_store_n(&line->md_cooldown, st.md_cooldown, __ATOMIC_RELAXED);
+    __atomic_store_n(&line->excl_debounced, st.excl_debounced, __ATOMIC_RELAXED);
+    __atomic_store_n(&line->excl_streak, st.excl_streak, __ATOMIC_RELAXED);
+    __atomic_store_n(&line->lost_excl_pending, st.lost_excl_pending, __ATOMIC_RELAXED);
+    cc_refill_done(line);
+    cc_debug("refill dev %d: user %u sys %u valid %d thr %d share %lld tokens %lld%s",
+             d->ordinal, in.user_pm, in.sys_pm, in.sample_valid, in.throttled,
+             (long long)st.share, (long long)line->tokens, out.bypass ? " bypass" : "");
+}
+
+static void *run(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    uint64_t next = mono_ns();
+    for (;;) {
+        int n = cc_compute_ndev();
+        for (int i = 0; i < n; i++) cycle(cc_compute_dev_at(i));
+        cc_cost_poll(0);
+        /* Absolute grid: the cadence does not drift with the work done;
+         * if we fell behind, skip ahead rather than burst. */
+        next += CC_PERIOD_NS;
+        uint64_t now = mono_ns();
+        if (next < now) next = now + CC_PERIOD_NS / 10;
+        struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {}
+    }
+    return NULL;
+}
+
+void cc_watcher_ensure(void)
+{
+    if (__builtin_expect(__atomic_load_n(&started, __ATOMIC_ACQUIRE), 1)) return;
+    pthread_mutex_lock(&start_mu);
+    if (!started) {
+        if (!slock_tried && cc_compute_region()) {
+            slock_tried = 1;
+            cc_slock_open(&slock, cc_cfg.state_dir);
+        }
+        cc_nvml_init();
+        proc_util = cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetProcessUtilization");
+        pthread_t th;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&th, &at, run, NULL) != 0)
+            cc_warn("compute cap: cannot start the watcher thread; the bucket refills only "
+                    "through other processes of the container");
+        pthread_attr_destroy(&at);
+        /* Even on failure: retrying on every launch would cost a syscall. */
+        __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&start_mu);
+}
+
+void cc_watcher_fork_child(void)
+{
+    /* The thread did not survive fork; the lock descriptor did, and must
+     * not: it would make the child co-owner of the parent's sampling lock. */
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    start_mu = fresh;
+    cc_slock_forget(&slock);
+    slock_tried = 0;
+    __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+}

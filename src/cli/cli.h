@@ -1,0 +1,73 @@
+/* Shared pieces of the cudacap command: argument helpers, paths, exit
+ * codes. Each subcommand lives in its own cmd_<name>.c. */
+#ifndef CC_CLI_H
+#define CC_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define CLI_EXIT_USAGE 2 /* any bad argument: one line naming it */
+
+/* The subcommand being run, for messages ("cudacap status: ..."). */
+extern const char *cli_cmd;
+
+/* Prints "cudacap <cmd>: <message>" and "see 'cudacap <cmd> --help'" on
+ * stderr and exits with CLI_EXIT_USAGE. */
+void cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Prints "cudacap <cmd>: <message>" on stderr. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Option matching at argv[*i]: "--name VALUE" or "--name=VALUE". Returns 1
+ * and sets *val (advancing *i past a separate value) when argv[*i] is the
+ * option; a missing value is a usage error. */
+int cli_opt_val(int argc, char **argv, int *i, const char *name, const char **val);
+/* A flag without a value ("--json"); "--json=..." is a usage error. */
+int cli_opt_flag(char **argv, int i, const char *name);
+/* "-h" or "--help". */
+int cli_is_help(const char *a);
+
+/* Value parsers that exit with a usage error naming the option. */
+uint64_t cli_parse_size(const char *opt, const char *v);
+uint32_t cli_parse_pct(const char *opt, const char *v, uint32_t lo, uint32_t hi);
+double cli_parse_seconds(const char *opt, const char *v, double lo, double hi);
+long cli_parse_long(const char *opt, const char *v, long lo, long hi);
+/* A CUDA_VISIBLE_DEVICES value: comma-separated indices or GPU-/MIG- UUIDs. */
+void cli_check_devices(const char *opt, const char *v);
+
+/* The ROOT folder of container state folders: opt if set, else
+ * $CUDACAP_ROOT, else /var/lib/cudacap/containers for root and
+ * /tmp/cudacap-<uid>/containers for anyone else. Returns a static buffer. */
+const char *cli_default_root(const char *opt);
+
+/* The interposer: opt if set, else <dir of this binary>/../lib/libcudacap.so,
+ * else CLI_INSTALLED_LIB. Returns 0 and fills buf with an absolute path, or
+ * -1 (buf holds the paths tried, for the message). */
+#define CLI_INSTALLED_LIB "/usr/local/lib/cudacap/libcudacap.so"
+int cli_find_library(const char *opt, char *buf, size_t len);
+
+/* Creates dir and its missing parents (mode for each one created). */
+int cli_mkdirs(const char *dir, unsigned mode);
+
+/* Human-readable bytes ("1.50 GiB") into buf. */
+const char *cli_bytes(uint64_t b, char *buf, size_t len);
+
+/* Creates or empties a container's state folder (cudacap prepare): refuses
+ * (returns 3 after a message) when a process may still use it. mode: of the
+ * folder; uid/gid: owner of the folder and the lock file (-1: leave). 0 on
+ * success, 1 after a message on failure. */
+#define CLI_PREPARE_BUSY 3
+int cli_prepare_dir(const char *dir, unsigned mode, long uid, long gid);
+extern int cli_prepare_force; /* empty even foreign files */
+/* Removes dir and everything in it (no symlink is followed). */
+int cli_remove_tree(const char *dir);
+
+/* Subcommands: each returns the process exit status. */
+int cmd_run(int argc, char **argv);
+int cmd_prepare(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
+int cmd_cdi(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
+
+#endif

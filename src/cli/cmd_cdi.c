@@ -1,0 +1,171 @@
+/* cudacap cdi: a CDI specification (Container Device Interface, spec 0.6.0)
+ * for runtimes that speak CDI (containerd, CRI-O, Podman). Each --name is a
+ * CDI device "<kind>=<name>" whose edits inject the library, the caps, and
+ * that container's own state folder, emptied before every start by a
+ * createRuntime hook running `cudacap prepare`. */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+#define CTR_STATE "/var/run/cudacap"
+#define CTR_LIB "/usr/local/lib/cudacap/libcudacap.so"
+#define MAX_NAMES 64
+
+static void usage(FILE *f)
+{
+    fputs("usage: cudacap cdi --name NAME [--name NAME...] [--mem SIZE] [--sm PCT]\n"
+          "                   [--root ROOT] [--lib PATH] [--kind VENDOR/CLASS] [--output FILE]\n"
+          "\n"
+          "Prints a CDI specification: one device per NAME (request it as\n"
+          "KIND=NAME, e.g. --device cudacap.io/cap=job1), each injecting\n"
+          "  LD_PRELOAD=" CTR_LIB " (the library, bind-mounted read-only),\n"
+          "  CUDACAP_MEM_LIMIT / CUDACAP_SM_LIMIT (when given),\n"
+          "  CUDACAP_STATE_DIR=" CTR_STATE " (ROOT/NAME bind-mounted there), and\n"
+          "  a createRuntime hook running 'cudacap prepare ROOT/NAME' before each start.\n"
+          "\n"
+          "  --name NAME          device and state folder name ([A-Za-z0-9][A-Za-z0-9_.-]*)\n"
+          "  --mem SIZE, --sm PCT the caps, as for cudacap run\n"
+          "  --root ROOT          host folder of state folders (as for cudacap status)\n"
+          "  --lib PATH           the library on the host (default: as for cudacap run)\n"
+          "  --kind VENDOR/CLASS  CDI kind, default cudacap.io/cap\n"
+          "  --output FILE        write FILE (e.g. /etc/cdi/cudacap.json) and create the\n"
+          "                       missing state folders (CDI bind mounts need them)\n",
+          f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+        else fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+static int valid_name(const char *n)
+{
+    if (!isalnum((unsigned char)n[0])) return 0;
+    for (; *n; n++)
+        if (!isalnum((unsigned char)*n) && *n != '_' && *n != '.' && *n != '-') return 0;
+    return 1;
+}
+
+static int valid_kind(const char *k)
+{
+    const char *slash = strchr(k, '/');
+    if (!slash || slash == k || !slash[1] || strchr(slash + 1, '/')) return 0;
+    for (const char *p = k; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("._-/", *p)) return 0;
+    return 1;
+}
+
+static void emit(FILE *f, const char *kind, char **names, int n, const char *mem, const char *sm,
+                 const char *root, const char *lib, const char *self)
+{
+    fputs("{\n  \"cdiVersion\": \"0.6.0\",\n  \"kind\": ", f);
+    json_str(f, kind);
+    fputs(",\n  \"devices\": [", f);
+    for (int i = 0; i < n; i++) {
+        char dir[PATH_MAX + 256], env[512];
+        snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
+        fprintf(f, "%s\n    {\n      \"name\": ", i ? "," : "");
+        json_str(f, names[i]);
+        fputs(",\n      \"containerEdits\": {\n        \"env\": [", f);
+        snprintf(env, sizeof env, "LD_PRELOAD=%s", CTR_LIB);
+        json_str(f, env);
+        fputs(", ", f);
+        snprintf(env, sizeof env, "CUDACAP_STATE_DIR=%s", CTR_STATE);
+        json_str(f, env);
+        if (mem) {
+            snprintf(env, sizeof env, "CUDACAP_MEM_LIMIT=%s", mem);
+            fputs(", ", f);
+            json_str(f, env);
+        }
+        if (sm) {
+            snprintf(env, sizeof env, "CUDACAP_SM_LIMIT=%s", sm);
+            fputs(", ", f);
+            json_str(f, env);
+        }
+        fputs("],\n        \"mounts\": [\n          {\"hostPath\": ", f);
+        json_str(f, dir);
+        fputs(", \"containerPath\": \"" CTR_STATE "\", \"options\": [\"rw\", \"bind\", \"nosuid\", "
+              "\"nodev\", \"noexec\"]},\n          {\"hostPath\": ", f);
+        json_str(f, lib);
+        fputs(", \"containerPath\": \"" CTR_LIB "\", \"options\": [\"ro\", \"bind\", \"nosuid\", "
+              "\"nodev\"]}\n        ],\n        \"hooks\": [\n          {\"hookName\": "
+              "\"createRuntime\", \"path\": ", f);
+        json_str(f, self);
+        fputs(", \"args\": [\"cudacap\", \"prepare\", ", f);
+        json_str(f, dir);
+        fputs("]}\n        ]\n      }\n    }", f);
+    }
+    fputs("\n  ]\n}\n", f);
+}
+
+int cmd_cdi(int argc, char **argv)
+{
+    char *names[MAX_NAMES];
+    int n = 0;
+    const char *mem = NULL, *sm = NULL, *root_opt = NULL, *lib_opt = NULL, *kind = "cudacap.io/cap",
+               *out = NULL, *v;
+    for (int i = 1; i < argc; i++) {
+        if (cli_is_help(argv[i])) return usage(stdout), 0;
+        else if (cli_opt_val(argc, argv, &i, "--name", &v)) {
+            if (!valid_name(v)) cli_usage_error("--name: \"%s\" is not a CDI device name", v);
+            if (n == MAX_NAMES) cli_usage_error("--name: at most %d names", MAX_NAMES);
+            for (int k = 0; k < n; k++)
+                if (!strcmp(names[k], v)) cli_usage_error("--name: \"%s\" given twice", v);
+            names[n++] = (char *)v;
+        } else if (cli_opt_val(argc, argv, &i, "--mem", &v)) mem = v;
+        else if (cli_opt_val(argc, argv, &i, "--sm", &v)) sm = v;
+        else if (cli_opt_val(argc, argv, &i, "--root", &v)) root_opt = v;
+        else if (cli_opt_val(argc, argv, &i, "--lib", &v)) lib_opt = v;
+        else if (cli_opt_val(argc, argv, &i, "--kind", &v)) kind = v;
+        else if (cli_opt_val(argc, argv, &i, "--output", &v)) out = v;
+        else if (argv[i][0] == '-') cli_usage_error("unknown option %s", argv[i]);
+        else cli_usage_error("unexpected argument \"%s\"", argv[i]);
+    }
+    if (n == 0) cli_usage_error("missing --name NAME (one CDI device per container)");
+    if (mem) cli_parse_size("--mem", mem);
+    if (sm) cli_parse_pct("--sm", sm, 1, 100);
+    if (!valid_kind(kind)) cli_usage_error("--kind: \"%s\" is not VENDOR/CLASS", kind);
+    if (out && !*out) cli_usage_error("--output: empty path");
+    const char *root = cli_default_root(root_opt);
+    if (root[0] != '/') cli_usage_error("--root: \"%s\" must be absolute in a CDI spec", root);
+    char lib[2 * PATH_MAX], self[PATH_MAX];
+    if (cli_find_library(lib_opt, lib, sizeof lib) != 0) {
+        cli_err("cannot find libcudacap.so (tried %s)%s", lib, lib_opt ? "" : "; pass --lib PATH");
+        return 1;
+    }
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0) return cli_err("cannot find this binary: %s", strerror(errno)), 1;
+    self[sl] = 0;
+    if (!out) {
+        emit(stdout, kind, names, n, mem, sm, root, lib, self);
+        return fflush(stdout) == 0 ? 0 : 1;
+    }
+    for (int i = 0; i < n; i++) {
+        char dir[PATH_MAX + 256];
+        snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
+        if (access(dir, F_OK) != 0 && cli_prepare_dir(dir, 0700, -1, -1) != 0) return 1;
+    }
+    char tmp[PATH_MAX + 32];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
+    FILE *f = fopen(tmp, "we");
+    if (!f) return cli_err("cannot write %s: %s", tmp, strerror(errno)), 1;
+    emit(f, kind, names, n, mem, sm, root, lib, self);
+    if (fclose(f) != 0 || rename(tmp, out) != 0) {
+        cli_err("cannot write %s: %s", out, strerror(errno));
+        unlink(tmp);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,19 @@
+/* Printers of container snapshots: the status table, JSON, Prometheus. */
+#ifndef CC_CLI_RENDER_H
+#define CC_CLI_RENDER_H
+
+#include <stdio.h>
+
+#include "cli/snapshot.h"
+
+/* Status table: one line per container and device, then its processes
+ * (unless brief). hist: per-container utilization history for top (NULL
+ * for status), a string drawn after the device line. */
+void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *const *hist);
+void render_json(FILE *f, const char *root, struct snap *const *s, int n);
+void render_prom(FILE *f, struct snap *const *s, int n);
+
+/* "12.3%" or "-" */
+const char *render_pct(int have, uint32_t pm, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,393 @@
+/* Reading a container's state folder (snapshot.h). Costs per call: two
+ * read-only mmaps, a scan of the slots in use, one /proc/<pid>/stat read per
+ * slot, and for a held sampling lock a walk of its holder's /proc fd table. */
+#include "cli/snapshot.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cap/memledger.h"
+#include "cap/sampling_lock.h"
+#include "region/region.h"
+#include "region/specs.h"
+
+/* A file that exists but cannot be used (other layout, mid-rebuild, wrong
+ * size) is "no data"; a missing one is "absent". */
+static int region_state(const char *dir, const char *file)
+{
+    char p[1024];
+    struct stat st;
+    if (snprintf(p, sizeof p, "%s/%s", dir, file) >= (int)sizeof p) return SNAP_ABSENT;
+    return lstat(p, &st) == 0 ? SNAP_NODATA : SNAP_ABSENT;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int snap_pid_alive(uint32_t pid, uint32_t host_pid, uint64_t start_time)
+{
+    if (cc_ml_pid_alive(pid, start_time)) return 1;
+    /* Seen from the host, a container's pid may mean nothing; its host pid
+     * does, when the start time proves it is the same process. */
+    return host_pid && host_pid != pid && start_time && cc_ml_pid_alive(host_pid, start_time);
+}
+
+/* Copies a UUID out of the file: bounded, printable characters only. */
+static void copy_uuid(char *dst, size_t len, const char *src, size_t srclen)
+{
+    size_t n = 0;
+    for (; n < srclen && n + 1 < len && src[n]; n++)
+        dst[n] = isprint((unsigned char)src[n]) && src[n] != '"' && src[n] != '\\' ? src[n] : '?';
+    dst[n] = 0;
+}
+
+/* The driver's GPU index (minor number) for a UUID, from
+ * /proc/driver/nvidia/gpus/<bus>/information; -1 when not known. */
+static int gpu_index(const char *uuid)
+{
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    if (!d) return -1;
+    int idx = -1;
+    struct dirent *e;
+    while (idx < 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char p[512], line[256];
+        snprintf(p, sizeof p, "/proc/driver/nvidia/gpus/%s/information", e->d_name);
+        FILE *f = fopen(p, "re");
+        if (!f) continue;
+        int minor = -1, match = 0;
+        while (fgets(line, sizeof line, f)) {
+            if (!strncmp(line, "Device Minor:", 13)) minor = atoi(line + 13);
+            if (!strncmp(line, "GPU UUID:", 9)) {
+                char *u = line + 9;
+                while (*u == ' ' || *u == '\t') u++;
+                u[strcspn(u, " \t\n")] = 0;
+                match = !strcmp(u, uuid);
+            }
+        }
+        fclose(f);
+        if (match) idx = minor;
+    }
+    closedir(d);
+    return idx;
+}
+
+static struct snap_dev *dev_for(struct snap *s, const char *uuid, int slot)
+{
+    for (int i = 0; i < s->ndev; i++)
+        if (!strcmp(s->dev[i].uuid, uuid)) return &s->dev[i];
+    if (s->ndev >= SNAP_DEVS) return NULL;
+    struct snap_dev *d = &s->dev[s->ndev++];
+    memset(d, 0, sizeof *d);
+    snprintf(d->uuid, sizeof d->uuid, "%s", uuid);
+    d->index = gpu_index(uuid);
+    if (d->index < 0) d->index = slot;
+    return d;
+}
+
+static struct snap_proc *proc_for(struct snap *s, uint32_t pid)
+{
+    for (int i = 0; i < s->nproc; i++)
+        if (s->proc[i].pid == pid) return &s->proc[i];
+    if (s->nproc >= (int)SNAP_PROCS) return NULL;
+    struct snap_proc *p = &s->proc[s->nproc++];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    return p;
+}
+
+static void read_mem(const char *dir, struct snap *s)
+{
+    const cc_mem_region_t *r = cc_region_peek(dir, &cc_mem_region_spec);
+    if (!r) {
+        s->mem_state = region_state(dir, CC_MEM_REGION_FILE);
+        return;
+    }
+    int map[CC_MEM_DEVS]; /* region device -> snap device */
+    for (int d = 0; d < CC_MEM_DEVS; d++) {
+        map[d] = -1;
+        if (!__atomic_load_n(&r->dev[d].key, __ATOMIC_ACQUIRE)) continue;
+        char uuid[CC_MEM_UUID_LEN + 1];
+        copy_uuid(uuid, sizeof uuid, r->dev[d].uuid, CC_MEM_UUID_LEN);
+        if (!uuid[0]) snprintf(uuid, sizeof uuid, "device-slot-%d", d);
+        struct snap_dev *sd = dev_for(s, uuid, d);
+        if (!sd) continue;
+        sd->has_mem = 1;
+        sd->mem_limit = __atomic_load_n(&r->dev[d].limit, __ATOMIC_RELAXED);
+        map[d] = (int)(sd - s->dev);
+    }
+    uint32_t hw = __atomic_load_n(&r->slots_hw, __ATOMIC_ACQUIRE);
+    if (hw > CC_MEM_SLOTS) hw = CC_MEM_SLOTS; /* never trust the file */
+    for (uint32_t i = 0; i < hw; i++) {
+        uint32_t o = __atomic_load_n(&r->proc[i].owner, __ATOMIC_ACQUIRE);
+        if (o == 0 || (o & CC_MEM_REAPING)) continue; /* free, or being cleaned */
+        struct snap_proc *p = proc_for(s, o);
+        if (!p) break;
+        p->host_pid = __atomic_load_n(&r->proc[i].host_pid, __ATOMIC_RELAXED);
+        uint64_t st = __atomic_load_n(&r->proc[i].start_time, __ATOMIC_RELAXED);
+        p->alive = snap_pid_alive(o, p->host_pid, st);
+        p->has_mem = 1;
+        for (int d = 0; d < CC_MEM_DEVS; d++) {
+            if (map[d] < 0) continue;
+            uint64_t b = __atomic_load_n(&r->used[d][i], __ATOMIC_RELAXED);
+            uint64_t ov = __atomic_load_n(&r->overhead[d][i], __ATOMIC_RELAXED);
+            b = b + ov < b ? UINT64_MAX : b + ov;
+            p->mem[map[d]] += b;
+            p->mem_total += b;
+#ifdef CLI_TEST_COUNT_DEAD /* negative control: dead slots counted */
+            if (1) {
+#else
+            if (p->alive) {
+#endif
+                struct snap_dev *sd = &s->dev[map[d]];
+                sd->mem_used += b; /* a dead slot's bytes are never counted */
+                if (b) sd->nproc++;
+            }
+        }
+    }
+    /* Rebuilt while we read: what we read may mix two layouts. */
+    s->mem_state = cc_region_valid(r, &cc_mem_region_spec) ? SNAP_OK : SNAP_NODATA;
+    cc_region_close(r, &cc_mem_region_spec);
+}
+
+/* The sampling owner's pid: the process among cands holding a lock on byte
+ * idx of the lock file (dev, ino), found through /proc/<pid>/fdinfo. The
+ * lock API itself cannot say: OFD locks report pid -1. */
+static long find_owner(dev_t dev, ino_t ino, unsigned idx, const long *cands, int n)
+{
+    for (int c = 0; c < n; c++) {
+        char p[64];
+        snprintf(p, sizeof p, "/proc/%ld/fd", cands[c]);
+        DIR *d = opendir(p);
+        if (!d) continue;
+        struct dirent *e;
+        long found = 0;
+        while (!found && (e = readdir(d))) {
+            if (e->d_name[0] == '.') continue;
+            char fp[384], line[256];
+            struct stat st;
+            snprintf(fp, sizeof fp, "/proc/%ld/fd/%s", cands[c], e->d_name);
+            if (stat(fp, &st) != 0 || st.st_dev != dev || st.st_ino != ino) continue;
+            snprintf(fp, sizeof fp, "/proc/%ld/fdinfo/%s", cands[c], e->d_name);
+            FILE *f = fopen(fp, "re");
+            if (!f) continue;
+            /* "lock:\t1: OFDLCK ADVISORY WRITE -1 fe:00:123 <start> <end|EOF>" */
+            while (!found && fgets(line, sizeof line, f)) {
+                if (strncmp(line, "lock:", 5) != 0) continue;
+                char *end = line + strcspn(line, "\n");
+                *end = 0;
+                char *last = strrchr(line, ' ');
+                if (!last) continue;
+                *last = 0;
+                char *first = strrchr(line, ' ');
+                if (!first) continue;
+                unsigned long a = strtoul(first + 1, NULL, 10);
+                int eof = !strcmp(last + 1, "EOF");
+                unsigned long b = eof ? ~0ul : strtoul(last + 1, NULL, 10);
+                if (a <= idx && idx <= b) found = cands[c];
+            }
+            fclose(f);
+        }
+        closedir(d);
+        if (found) return found;
+    }
+    return 0;
+}
+
+/* Lock state of byte idx (len 0: the whole file) without taking anything. */
+static int lock_probe(int fd, off_t start, off_t len)
+{
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = start;
+    fl.l_len = len;
+    int r = -1;
+#ifdef F_OFD_GETLK
+    r = fcntl(fd, F_OFD_GETLK, &fl);
+#endif
+    if (r != 0) {
+        memset(&fl, 0, sizeof fl);
+        fl.l_type = F_WRLCK;
+        fl.l_whence = SEEK_SET;
+        fl.l_start = start;
+        fl.l_len = len;
+        r = fcntl(fd, F_GETLK, &fl);
+    }
+    if (r != 0) return OWNER_UNKNOWN;
+    return fl.l_type == F_UNLCK ? OWNER_NONE : OWNER_HELD;
+}
+
+static int open_lock(const char *dir, struct stat *st)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dir, CC_SAMPLING_LOCK_FILE);
+    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return -1;
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void read_sm(const char *dir, struct snap *s)
+{
+    const cc_compute_region_t *r = cc_region_peek(dir, &cc_compute_region_spec);
+    if (!r) {
+        s->sm_state = region_state(dir, CC_COMPUTE_FILE);
+        return;
+    }
+    uint64_t now = mono_ns();
+    for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
+        uint32_t pid = __atomic_load_n(&r->proc[i].pid, __ATOMIC_ACQUIRE);
+        if (!pid) continue;
+        uint32_t hp = __atomic_load_n(&r->proc[i].host_pid, __ATOMIC_ACQUIRE);
+        struct snap_proc *p = proc_for(s, pid);
+        if (!p) break;
+        if (!p->host_pid) p->host_pid = hp;
+        if (!p->has_mem) p->alive = snap_pid_alive(pid, hp, 0);
+    }
+    struct stat lst;
+    int lfd = open_lock(dir, &lst);
+    long cands[2 * SNAP_PROCS];
+    int nc = 0;
+    for (int i = 0; i < s->nproc; i++) {
+        if (!s->proc[i].alive) continue;
+        cands[nc++] = s->proc[i].pid;
+        if (s->proc[i].host_pid && s->proc[i].host_pid != s->proc[i].pid)
+            cands[nc++] = s->proc[i].host_pid;
+    }
+    for (unsigned i = 0; i < CC_COMPUTE_DEVICES; i++) {
+        if (__atomic_load_n(&r->uuid[i].state, __ATOMIC_ACQUIRE) != 2) continue;
+        char uuid[CC_COMPUTE_UUID_LEN + 1];
+        copy_uuid(uuid, sizeof uuid, r->uuid[i].uuid, CC_COMPUTE_UUID_LEN);
+        struct snap_dev *sd = dev_for(s, uuid, (int)i);
+        if (!sd) continue;
+        const cc_compute_dev_t *l = &r->dev[i];
+        sd->has_sm = 1;
+        uint32_t cap = __atomic_load_n(&l->up_limit_pm, __ATOMIC_RELAXED);
+        sd->sm_limit_pm = cap >= 1000 ? 0 : cap;
+        /* Acquire on the stamp: the sample and cadence of that publication. */
+        uint64_t at = __atomic_load_n(&l->sample_ns, __ATOMIC_ACQUIRE);
+        uint32_t smp = __atomic_load_n(&l->sample, __ATOMIC_RELAXED);
+        sd->sample_interval_us = __atomic_load_n(&l->sample_interval_us, __ATOMIC_RELAXED);
+        if (at) {
+            sd->has_sample = 1;
+            sd->util_pm = smp & 0xffff;
+            sd->dev_util_pm = smp >> 16;
+            if (sd->util_pm > 1000) sd->util_pm = 1000;
+            if (sd->dev_util_pm > 1000) sd->dev_util_pm = 1000;
+            sd->sample_age_ns = now > at ? now - at : 0;
+        }
+        if (lfd >= 0) {
+            sd->owner = lock_probe(lfd, (off_t)i, 1);
+            if (sd->owner == OWNER_HELD)
+                sd->owner_pid = find_owner(lst.st_dev, lst.st_ino, i, cands, nc);
+        }
+    }
+    if (lfd >= 0) close(lfd);
+    s->sm_state = cc_region_valid(r, &cc_compute_region_spec) ? SNAP_OK : SNAP_NODATA;
+    if (s->sm_state != SNAP_OK) /* torn: drop what this region contributed */
+        for (int i = 0; i < s->ndev; i++) s->dev[i].has_sm = s->dev[i].has_sample = 0;
+    cc_region_close(r, &cc_compute_region_spec);
+}
+
+/* HAMi / Volcano layout: ROOT/<pod>_<ctr>/<uuid>.cache.d is the state
+ * folder (CUDA_DEVICE_MEMORY_SHARED_CACHE + ".d", docs/configuration.md).
+ * A container folder without regions but with one such child uses it. */
+static void resolve_dir(const char *dir, char *out, size_t len)
+{
+    char p[1024];
+    struct stat st;
+    snprintf(out, len, "%s", dir);
+    snprintf(p, sizeof p, "%s/%s", dir, CC_MEM_REGION_FILE);
+    if (lstat(p, &st) == 0) return;
+    snprintf(p, sizeof p, "%s/%s", dir, CC_COMPUTE_FILE);
+    if (lstat(p, &st) == 0) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n > 8 && !strcmp(e->d_name + n - 8, ".cache.d") &&
+            fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(out, len, "%s/%s", dir, e->d_name);
+            break;
+        }
+    }
+    closedir(d);
+}
+
+int snap_read(const char *dir_in, const char *name, struct snap *s)
+{
+    char dir[1024];
+    resolve_dir(dir_in, dir, sizeof dir);
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    if (snprintf(s->dir, sizeof s->dir, "%s", dir) >= (int)sizeof s->dir) s->dir[0] = 0;
+    read_mem(dir, s);
+    if (s->mem_state != SNAP_OK) { /* torn or absent: no memory figures */
+        s->ndev = 0;
+        s->nproc = 0;
+    }
+    read_sm(dir, s);
+    for (int i = 0; i < s->nproc; i++) s->nalive += s->proc[i].alive;
+    for (int i = 0; i < s->ndev; i++)
+        if (!s->dev[i].has_mem) s->dev[i].nproc = s->nalive;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int snap_list(const char *root, char **names, int max)
+{
+    DIR *d = opendir(root);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while (n < max && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        struct stat st;
+        /* No symlinks: a container folder is a real folder under ROOT. */
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        names[n] = strdup(e->d_name);
+        if (names[n]) n++;
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    return n;
+}
+
+int snap_live_pids(const char *dir, long *pids, int max)
+{
+    static struct snap s; /* large: not on the stack */
+    snap_read(dir, "", &s);
+    int n = 0;
+    for (int i = 0; i < s.nproc && n < max; i++)
+        if (s.proc[i].alive) pids[n++] = s.proc[i].pid;
+    struct stat st;
+    int fd = open_lock(dir, &st);
+    if (fd >= 0) {
+        if (lock_probe(fd, 0, 0) == OWNER_HELD && n == 0 && max > 0) pids[n++] = -1;
+        close(fd);
+    }
+    return n;
+}

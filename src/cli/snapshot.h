@@ -1,0 +1,77 @@
+/* The reader of a container's state folder for status, top and metrics.
+ * Read-only: maps the region files with cc_region_peek (no create, no lock,
+ * no rebuild), never takes a lock any process of the container waits on,
+ * and treats a region that is absent, of another layout or rebuilt while
+ * it was read as "no data". Nothing in the files is trusted: counts are
+ * clamped, strings bounded. */
+#ifndef CC_CLI_SNAPSHOT_H
+#define CC_CLI_SNAPSHOT_H
+
+#include <stdint.h>
+
+#include "cudacap/compute_region.h"
+#include "cudacap/mem_region.h"
+
+enum { SNAP_ABSENT = 0, SNAP_OK = 1, SNAP_NODATA = 2 };
+enum { OWNER_UNKNOWN = 0, OWNER_NONE = 1, OWNER_HELD = 2 };
+
+#define SNAP_DEVS 16
+#define SNAP_PROCS (CC_MEM_SLOTS + CC_COMPUTE_PROCS)
+
+struct snap_dev {
+    char uuid[64];
+    int index;             /* GPU index (driver's minor number), else table slot */
+    int has_mem;           /* the memory region knows the device */
+    uint64_t mem_used;     /* live processes: allocations + overhead */
+    uint64_t mem_limit;    /* 0: not capped */
+    int has_sm;            /* the compute region knows the device */
+    uint32_t sm_limit_pm;  /* 0: not capped */
+    int has_sample;        /* a sample was published */
+    uint32_t util_pm;      /* the container's utilization (permille) */
+    uint32_t dev_util_pm;  /* everyone's, as the sampler saw the device */
+    uint64_t sample_age_ns;
+    uint32_t sample_interval_us; /* the sampler's measured cadence; 0 unknown */
+    int owner;             /* OWNER_* */
+    long owner_pid;        /* 0: not found */
+    int nproc;             /* live processes with memory on the device */
+};
+
+struct snap_proc {
+    uint32_t pid;          /* in the container */
+    uint32_t host_pid;     /* as NVML reports it; 0 unknown */
+    int alive;
+    int has_mem;
+    uint64_t mem_total;
+    uint64_t mem[SNAP_DEVS]; /* by snap_dev index */
+};
+
+struct snap {
+    char name[256];
+    char dir[1024];
+    int mem_state, sm_state; /* SNAP_* */
+    int ndev;
+    struct snap_dev dev[SNAP_DEVS];
+    int nproc;             /* live + dead slots found */
+    int nalive;
+    struct snap_proc proc[SNAP_PROCS];
+};
+
+/* Reads the state folder dir (name: the container's name). Returns 0; a
+ * folder with neither region gives mem_state = sm_state = SNAP_ABSENT. */
+int snap_read(const char *dir, const char *name, struct snap *s);
+
+/* Containers under root, one folder each, sorted by name. Returns the count
+ * (at most max) with names allocated into names[], or -1 when root cannot
+ * be read (errno). */
+int snap_list(const char *root, char **names, int max);
+
+/* Whether a process of the state folder may still be running: a live slot
+ * in the memory region or the compute region, or a held sampling lock.
+ * Fills pids (up to max) and returns the count. */
+int snap_live_pids(const char *dir, long *pids, int max);
+
+/* Liveness of a slot's process from the node side: pid or host pid alive
+ * with the recorded start time (0: unknown). */
+int snap_pid_alive(uint32_t pid, uint32_t host_pid, uint64_t start_time);
+
+#endif

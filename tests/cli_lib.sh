@@ -1,0 +1,52 @@
+# Shared by the cli_*.sh suites: $CUDACAP (the binary under test), $WORKER
+# (cudacap_demo_worker), $CLI_TEST_TMP (a private scratch folder), the
+# simulator environment (LD_LIBRARY_PATH, CUDACAP_SIM_DIR) from CTest.
+set -u
+fails=0
+rm -rf "$CLI_TEST_TMP" && mkdir -p "$CLI_TEST_TMP"
+export CUDACAP_ROOT=$CLI_TEST_TMP/root
+export CUDACAP_LOG_LEVEL=${CUDACAP_LOG_LEVEL:-0}
+# Sanitizer builds: the runtime must come first in a program that preloads
+# the sanitized library; cudacap run keeps a runtime found in LD_PRELOAD
+# first. Only cudacap gets it (other tools of the scripts run plain).
+SANPRE=${CLI_TEST_SAN_PRELOAD:-}
+CUDACAP_BIN=$CUDACAP
+[ -n "$SANPRE" ] && CUDACAP="env LD_PRELOAD=$SANPRE $CUDACAP"
+bgpids=()
+cleanup_bg() { for p in "${bgpids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; }
+trap cleanup_bg EXIT
+
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+ok() { echo "ok: $*"; }
+finish() { [ "$fails" = 0 ] && echo "all passed" && exit 0; echo "$fails failure(s)" >&2; exit 1; }
+
+# expect RC DESC CMD...: runs CMD, checks its exit status; output in $out.
+expect() {
+  local want=$1 desc=$2; shift 2
+  out=$("$@" 2>&1); local rc=$?
+  if [ "$rc" = "$want" ]; then ok "$desc (exit $rc)"; else fail "$desc: exit $rc, want $want: $out"; fi
+}
+# has TEXT DESC: $out contains TEXT
+has() { case "$out" in *"$1"*) ok "$2" ;; *) fail "$2: no \"$1\" in: $out" ;; esac; }
+hasnt() { case "$out" in *"$1"*) fail "$2: \"$1\" in: $out" ;; *) ok "$2" ;; esac; }
+
+# wait_for FILE [SECONDS]: until FILE exists.
+wait_for() {
+  local i; for ((i = 0; i < ${2:-10} * 20; i++)); do [ -e "$1" ] && return 0; sleep 0.05; done
+  return 1
+}
+# json_num KEY: first numeric value of "KEY": in $out (status --json).
+json_num() { printf '%s' "$out" | grep -o "\"$1\":[0-9.]*" | head -1 | cut -d: -f2; }
+# jfield CONTAINER KIND KEY [PID]: from status --json in $out, the value of
+# KEY on the CONTAINER's first device line (KIND=gpu) or on the process line
+# of PID (KIND=pid).
+jfield() {
+  printf '%s\n' "$out" | awk -v c="$1" -v kind="$2" -v key="$3" -v pid="${4:-}" '
+    /^ \{"name":/ { cur = $0; sub(/^ \{"name":"/, "", cur); sub(/".*/, "", cur); next }
+    cur != c { next }
+    kind == "gpu" && /^  \{"gpu":/ { line = $0 }
+    kind == "pid" && index($0, "{\"pid\":" pid ",") { line = $0 }
+    line != "" { if (match(line, "\"" key "\":[^,}]*")) print substr(line, RSTART + length(key) + 3, RLENGTH - length(key) - 3); exit }'
+}
+# worker_pid FILE: the pid a worker printed ("pid N: ...").
+worker_pid() { sed -n 's/^pid \([0-9]*\):.*/\1/p' "$1" | head -1; }

@@ -1,0 +1,46 @@
+# cudacap metrics: exposition format, --output for the textfile collector,
+# the --listen HTTP endpoint, label escaping, a missing ROOT.
+. "$(dirname "$0")/cli_lib.sh"
+C=$CUDACAP
+export CUDACAP_SIM_CTX_MEM=64m
+mkdir -p $CUDACAP_ROOT
+$C run --mem 256m --state "$CUDACAP_ROOT/we\"ird\\name" -- $WORKER hold --mib 10 --seconds 30 \
+  --ready $CLI_TEST_TMP/ready >/dev/null 2>&1 & bgpids+=($!)
+wait_for $CLI_TEST_TMP/ready 20 || fail "worker did not start"
+expect 0 "metrics" $C metrics
+for m in fb_used_bytes fb_limit_bytes sm_util_percent gpu_util_percent sm_limit_percent \
+         sample_age_seconds device_processes sampling_owner_pid processes process_fb_used_bytes region_ok; do
+  has "# HELP cudacap_$m " "HELP $m"; has "# TYPE cudacap_$m gauge" "TYPE $m"
+done
+has 'cudacap_fb_used_bytes{container="we\"ird\\name",gpu="0",UUID="GPU-5ac1ca00-0000-4000-8000-000000000000"} 77594624' "escaped label, value"
+# Every sample line: name{labels} number.
+bad=$(printf '%s\n' "$out" | grep -v '^#' | grep -Ev '^[a-z_]+\{[^}]*\} [0-9.e+-]+$' || true)
+[ -z "$bad" ] && ok "every sample line well formed" || fail "malformed: $bad"
+
+expect 0 "--output" $C metrics --output $CLI_TEST_TMP/cudacap.prom
+grep -q '^cudacap_fb_limit_bytes{.*} 268435456$' $CLI_TEST_TMP/cudacap.prom && ok "file written" || fail "file: $(cat $CLI_TEST_TMP/cudacap.prom)"
+[ -z "$(ls $CLI_TEST_TMP | grep tmp)" ] && ok "no temporary left" || fail "left: $(ls $CLI_TEST_TMP)"
+expect 1 "--output into a missing folder" $C metrics --output $CLI_TEST_TMP/no/such/f.prom; has "cannot write" "says why"
+
+expect 0 "missing ROOT: empty exposition" $C metrics $CLI_TEST_TMP/nonexistent
+hasnt "container=" "no samples"
+
+# HTTP: one request per connection, over bash's /dev/tcp.
+get() { # port path
+  exec 3<>/dev/tcp/127.0.0.1/$1 || return 1
+  printf 'GET %s HTTP/1.0\r\nHost: x\r\n\r\n' "$2" >&3
+  cat <&3; exec 3<&-
+}
+for try in 1 2 3 4 5; do
+  port=$((20000 + RANDOM % 20000))
+  $C metrics --listen 127.0.0.1:$port 2>$CLI_TEST_TMP/listen.err & lp=$!; bgpids+=($lp)
+  for i in $(seq 30); do grep -q serving $CLI_TEST_TMP/listen.err && break; kill -0 $lp 2>/dev/null || break; sleep 0.1; done
+  kill -0 $lp 2>/dev/null && break
+done
+out=$(get $port /metrics); has "HTTP/1.0 200 OK" "HTTP 200"; has "text/plain; version=0.0.4" "content type"
+has 'cudacap_fb_limit_bytes{container="we\"ird\\name"' "body"
+out=$(get $port /nope); has "HTTP/1.0 404" "404 elsewhere"
+out=$(get $port /metrics); has "HTTP/1.0 200 OK" "still serving after a 404"
+kill -TERM $lp; wait $lp; rc=$?
+[ $rc = 0 ] && ok "stops on SIGTERM with 0" || fail "listener rc $rc"
+finish

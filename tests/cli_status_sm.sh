@@ -1,0 +1,30 @@
+# The compute side of status/metrics for a container started by cudacap
+# run: its SM cap, a published utilization sample, and the sampling owner
+# (a process of that container, found through its lock).
+. "$(dirname "$0")/cli_lib.sh"
+C=$CUDACAP
+mkdir -p $CUDACAP_ROOT
+$C run --sm 40 --state $CUDACAP_ROOT/s -- bash -c \
+  "$WORKER spin --us 1000 --seconds 8 & $WORKER spin --us 1000 --seconds 8 & wait" >/dev/null 2>&1 &
+bgpids+=($!)
+got=
+for i in $(seq 60); do
+  out=$($C status --json 2>&1)
+  [ -n "$(jfield s gpu sample_age_ms)" ] && [ "$(jfield s gpu sampling_owner)" = '"held"' ] && got=1 && break
+  sleep 0.1
+done
+[ -n "$got" ] && ok "a sample and an owner within 6 s" || fail "no sample/owner: $out"
+[ "$(jfield s gpu sm_limit_percent)" = 40.0 ] && ok "SM cap 40" || fail "cap $(jfield s gpu sm_limit_percent)"
+u=$(jfield s gpu sm_util_percent)
+awk -v u="$u" 'BEGIN { exit !(u >= 0 && u <= 100) }' && ok "utilization $u in 0..100" || fail "utilization '$u'"
+owner=$(jfield s gpu sampling_owner_pid)
+grep -q cudacap_demo_worker /proc/$owner/cmdline 2>/dev/null && ok "owner $owner is a worker" || fail "owner '$owner'"
+case "$out" in *"{\"pid\":$owner,"*) ok "owner is one of the container's processes" ;; *) fail "owner not listed" ;; esac
+expect 0 "metrics" $C metrics
+has "cudacap_sm_limit_percent{container=\"s\",gpu=\"0\",UUID=\"GPU-5ac1ca00-0000-4000-8000-000000000000\"} 40" "sm_limit metric"
+has "cudacap_sampling_owner_pid{container=\"s\",gpu=\"0\",UUID=\"GPU-5ac1ca00-0000-4000-8000-000000000000\"} $owner" "owner metric"
+has "cudacap_sm_util_percent{container=\"s\"" "util metric"
+expect 0 "table" $C status
+has "pid $owner" "owner in the table"
+has "/ 40.0%" "cap in the table"
+finish

@@ -1,0 +1,21 @@
+# cudacap top: frames with the table and a utilization history; stops after
+# --iterations; a missing ROOT is an error.
+. "$(dirname "$0")/cli_lib.sh"
+C=$CUDACAP
+mkdir -p $CUDACAP_ROOT
+$C run --sm 30 --state $CUDACAP_ROOT/t -- $WORKER spin --us 1000 --seconds 6 >$CLI_TEST_TMP/w.out 2>&1 & bgpids+=($!)
+sleep 1.5
+expect 0 "three frames" env LC_ALL=C $C top --iterations 3 --interval 0.5
+n=$(printf '%s\n' "$out" | grep -c '^cudacap top ')
+[ "$n" = 3 ] && ok "3 frames" || fail "$n frames: $out"
+has "UTIL HISTORY" "history column"
+# ASCII ramp "_.:-=+*#%@": a container held near 30 % draws ":", "-" or "=".
+last=$(printf '%s\n' "$out" | grep '^t ' | tail -1)
+hist=$(printf '%s' "$last" | sed -E 's/^.* [0-9]+  //')
+[ ${#hist} = 3 ] && ok "history of 3 frames: '$hist'" || fail "history '$hist' in: $last"
+case "$hist" in *[:=-]) ok "last frame near 30 %" ;; *) fail "last frame '$hist'" ;; esac
+case "$last" in *"/ 30.0%"*) ok "cap shown" ;; *) fail "no cap: $last" ;; esac
+expect 0 "utf-8 bars" env LC_ALL=C.UTF-8 $C top --iterations 1 --interval 0.1 --brief
+case "$out" in *$'\xe2\x96'*) ok "block characters" ;; *) fail "no block characters: $out" ;; esac
+expect 1 "missing ROOT" $C top --iterations 1 $CLI_TEST_TMP/nonexistent
+finish

@@ -1,0 +1,95 @@
+# Compute cap suites (issue 4). Multi-process protocol tests link
+# cudacap_core (no CUDA); each negative control is the same test built with a
+# -D switch that removes the mechanism, run with WILL_FAIL so a control that
+# stops failing turns the suite red.
+set(CC_CAP_SRC ${CMAKE_SOURCE_DIR}/src/cap)
+
+function(cc_compute_test name src)
+  cc_test_exe(${name} ${src})
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src)
+  target_link_libraries(${name} PRIVATE cudacap_core pthread)
+endfunction()
+
+# name: the control exe; define: the switch; sources: the library files the
+# switch lives in, compiled into the control itself (they take precedence
+# over cudacap_core's copies).
+function(cc_compute_control name src define)
+  cc_test_exe(${name} ${src} ${ARGN})
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src)
+  target_compile_definitions(${name} PRIVATE ${define})
+  target_link_libraries(${name} PRIVATE cudacap_core pthread)
+endfunction()
+
+cc_compute_test(compute_bucket compute_bucket.c)
+add_test(NAME compute.bucket.deductions COMMAND compute_bucket deductions)
+add_test(NAME compute.bucket.bypass COMMAND compute_bucket bypass)
+cc_compute_control(compute_bucket_plain compute_bucket.c CC_TEST_PLAIN_TAKE)
+add_test(NAME compute.bucket.deductions.control COMMAND compute_bucket_plain deductions)
+cc_compute_control(compute_bucket_store compute_bucket.c CC_TEST_BYPASS_STORE)
+add_test(NAME compute.bucket.bypass.control COMMAND compute_bucket_store bypass)
+
+cc_compute_test(compute_election compute_election.c)
+foreach(c election death stall slow)
+  add_test(NAME compute.election.${c} COMMAND compute_election ${c})
+endforeach()
+cc_compute_control(compute_election_nocas compute_election.c CC_TEST_NO_CAS ${CC_CAP_SRC}/election.c)
+add_test(NAME compute.election.election.control COMMAND compute_election_nocas election)
+cc_compute_control(compute_election_noforget compute_election.c CC_TEST_NO_FORGET
+                   ${CC_CAP_SRC}/sampling_lock.c)
+add_test(NAME compute.election.death.control COMMAND compute_election_noforget death)
+cc_compute_control(compute_election_fixed compute_election.c CC_TEST_FIXED_CADENCE
+                   ${CC_CAP_SRC}/election.c)
+add_test(NAME compute.election.slow.control COMMAND compute_election_fixed slow)
+
+cc_compute_test(compute_controller compute_controller.c)
+add_test(NAME compute.controller.unit COMMAND compute_controller unit)
+add_test(NAME compute.controller.aimd COMMAND compute_controller aimd)
+cc_compute_control(compute_controller_private compute_controller.c CC_TEST_PRIVATE_STATE)
+add_test(NAME compute.controller.aimd.control COMMAND compute_controller_private aimd)
+
+cc_compute_test(compute_lock compute_lock.c)
+add_test(NAME compute.lock.exclusive COMMAND compute_lock exclusive)
+add_test(NAME compute.lock.fork COMMAND compute_lock fork)
+cc_compute_control(compute_lock_noforget compute_lock.c CC_TEST_NO_FORGET ${CC_CAP_SRC}/sampling_lock.c)
+add_test(NAME compute.lock.fork.control COMMAND compute_lock_noforget fork)
+
+set_tests_properties(compute.bucket.deductions.control compute.bucket.bypass.control
+  compute.election.election.control compute.election.death.control
+  compute.election.slow.control compute.controller.aimd.control compute.lock.fork.control
+  PROPERTIES WILL_FAIL TRUE)
+# The two lost-update controls race plain loads and stores; a sanitizer slows
+# each access enough that, on two cores, a run may lose nothing. They prove the
+# test's power in the plain build; under a sanitizer they would only be noise.
+# They need the two cores to themselves to race at all: run them alone.
+set_tests_properties(compute.bucket.deductions.control compute.bucket.bypass.control
+  PROPERTIES RUN_SERIAL TRUE)
+if(CUDACAP_SANITIZE OR CUDACAP_TSAN)
+  set_tests_properties(compute.bucket.deductions.control compute.bucket.bypass.control
+    PROPERTIES DISABLED TRUE)
+endif()
+set_tests_properties(compute.bucket.deductions compute.bucket.bypass compute.election.election
+  compute.election.death compute.election.stall compute.election.slow compute.controller.unit
+  compute.controller.aimd compute.lock.exclusive compute.lock.fork
+  compute.bucket.deductions.control compute.bucket.bypass.control
+  compute.election.election.control compute.election.death.control
+  compute.election.slow.control compute.controller.aimd.control compute.lock.fork.control
+  PROPERTIES TIMEOUT 60 LABELS "compute;concurrency")
+
+# Preloaded clients on the simulator: the library itself.
+cc_sim_client(compute_client compute_client.c)
+foreach(c fork corrupt unwritable)
+  cc_add_preloaded_test(compute.client.${c} compute_client ${c})
+  set_tests_properties(compute.client.${c} PROPERTIES LABELS "compute;concurrency")
+  set_property(TEST compute.client.${c} APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30")
+endforeach()
+# Control: per-process buckets; parent and fork child together take ~2x.
+cc_add_preloaded_test(compute.client.fork.control compute_client fork)
+set_tests_properties(compute.client.fork.control PROPERTIES WILL_FAIL TRUE LABELS compute)
+set_property(TEST compute.client.fork.control APPEND PROPERTY ENVIRONMENT
+             "CUDACAP_SM_LIMIT=30" "CUDACAP_SHARED_BUCKET=0")
+if(CUDACAP_TSAN)
+  # The fork child starts its own watcher thread; TSan refuses new threads
+  # after a multi-threaded fork unless told this is intended.
+  set_property(TEST compute.client.fork compute.client.fork.control APPEND PROPERTY ENVIRONMENT
+               "TSAN_OPTIONS=die_after_fork=0")
+endif()

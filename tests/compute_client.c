@@ -1,0 +1,142 @@
+/* The compute cap through the library, on the simulator (CUDACAP_SM_LIMIT=30).
+ *
+ *   fork        a capped process forks; parent and child both saturate the
+ *               device for 3 s: together they hold the one cap (the child
+ *               shares the bucket). Control: the same with
+ *               CUDACAP_SHARED_BUCKET=0 takes about twice the cap
+ *               (compute.client.fork.control, WILL_FAIL).
+ *   corrupt     compute.region is garbage at start: rebuilt, capped, runs.
+ *   unwritable  the state folder cannot be created: one warning, a
+ *               per-process bucket, still capped, every launch succeeds. */
+#include <cuda.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "cudacap/compute_region.h"
+#include "ptx.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static CUfunction fn;
+static CUstream stream;
+static int sms;
+
+static int setup(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
+        cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS ||
+        cuModuleLoadData(&mod, test_ptx) != CUDA_SUCCESS ||
+        cuModuleGetFunction(&fn, mod, "spin_1500us") != CUDA_SUCCESS ||
+        cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS)
+        return -1;
+    return 0;
+}
+
+/* Saturates the device for secs; returns device seconds of work done, or
+ * -1 when a launch failed. */
+static double saturate(double secs)
+{
+    double t0 = now_s(), done = 0;
+    while (now_s() - t0 < secs) {
+        for (int i = 0; i < 4; i++)
+            if (cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS)
+                return -1;
+        if (cuStreamSynchronize(stream) != CUDA_SUCCESS) return -1;
+        done += 4 * 1.5e-3;
+    }
+    return done;
+}
+
+static void fork_case(void)
+{
+    CHECK(setup() == 0, "setup failed");
+    CHECK(saturate(0.5) > 0, "warm-up failed");
+    double *child_work = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    pid_t c = fork();
+    if (c == 0) {
+        if (setup() != 0) _exit(2);
+        *child_work = saturate(3.0);
+        _exit(*child_work > 0 ? 0 : 3);
+    }
+    double mine = saturate(3.0);
+    int st = 0;
+    waitpid(c, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the fork child failed (status %d)", st);
+    double total = (mine + *child_work) / 3.0;
+    printf("fork: parent %.2f, child %.2f device-s in 3 s: together %.0f%% of the device (cap 30%%)\n",
+           mine, *child_work, total * 100);
+    CHECK(*child_work > 0.1, "the child was starved (%.2f device-s)", *child_work);
+    CHECK(total > 0.18 && total < 0.42, "parent and child together used %.0f%% at cap 30%%",
+          total * 100);
+}
+
+static void capped_run(const char *what)
+{
+    CHECK(setup() == 0, "%s: setup failed", what);
+    saturate(1.0); /* converge */
+    double w = saturate(3.0);
+    CHECK(w >= 0, "%s: a launch failed", what);
+    printf("%s: %.0f%% of the device at cap 30%%\n", what, w / 3.0 * 100);
+    CHECK(w / 3.0 > 0.18 && w / 3.0 < 0.42, "%s: %.0f%% at cap 30%%", what, w / 3.0 * 100);
+}
+
+static void corrupt_case(const char *state)
+{
+    char path[1024];
+    mkdir(state, 0700);
+    snprintf(path, sizeof path, "%s/%s", state, CC_COMPUTE_FILE);
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0, "cannot write %s", path);
+    static char junk[CC_COMPUTE_FILE_SIZE + 100];
+    memset(junk, 0xab, sizeof junk);
+    CHECK(write(fd, junk, sizeof junk) == (ssize_t)sizeof junk, "short write");
+    close(fd);
+    capped_run("corrupt");
+    fd = open(path, O_RDONLY);
+    uint32_t magic = 0;
+    struct stat sb;
+    CHECK(fd >= 0 && read(fd, &magic, 4) == 4 && fstat(fd, &sb) == 0, "cannot read back");
+    CHECK(magic == CC_COMPUTE_MAGIC, "region not rebuilt (magic %#x)", magic);
+    CHECK(sb.st_size == CC_COMPUTE_FILE_SIZE, "region size %lld", (long long)sb.st_size);
+    if (fd >= 0) close(fd);
+}
+
+static void unwritable_case(const char *state)
+{
+    char file[1024], dir[1100];
+    mkdir(state, 0700);
+    snprintf(file, sizeof file, "%s/not-a-dir", state);
+    int fd = open(file, O_RDWR | O_CREAT, 0600);
+    if (fd >= 0) close(fd);
+    snprintf(dir, sizeof dir, "%s/state", file);
+    setenv("CUDACAP_STATE_DIR", dir, 1); /* read at the library's lazy init */
+    capped_run("unwritable");
+}
+
+int main(int argc, char **argv)
+{
+    const char *which = argc > 1 ? argv[1] : "fork";
+    const char *state = getenv("CUDACAP_STATE_DIR");
+    if (!state) return 77;
+    if (!strcmp(which, "fork")) fork_case();
+    else if (!strcmp(which, "corrupt")) corrupt_case(state);
+    else if (!strcmp(which, "unwritable")) unwritable_case(state);
+    CHECK_EXIT();
+}

@@ -1,0 +1,180 @@
+/* The controllers (pure functions) and their shared state across processes.
+ *
+ *   unit   delta and AIMD hold a plant whose cost model is off by 0.6x..1.6x
+ *          at its cap; AIMD cuts at most once per cooldown; the idle bypass
+ *          targets one nominal period and freezes share; a throttle-free
+ *          light load never winds share up; losing exclusivity resets once.
+ *   aimd   4 processes run the refill election and the AIMD controller on
+ *          one shared line with a sample that stays over the cap: cuts never
+ *          fire on consecutive refills (md_cooldown is shared). Control:
+ *          -DCC_TEST_PRIVATE_STATE keeps the controller state per process
+ *          (the seed's MD avalanche): consecutive cuts
+ *          (compute.controller.aimd.control, WILL_FAIL). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cap/controller.h"
+#include "cap/election.h"
+#include "check.h"
+#include "compute_mp.h"
+
+/* Utilization the plant shows for a share: demand-limited at `demand`,
+ * else share / nominal x cap x err (err: how wrong the cost model is). */
+static uint32_t plant(int64_t share, int64_t nominal, uint32_t cap_pm, double err, uint32_t demand)
+{
+    double u = (double)share / (double)nominal * cap_pm * err;
+    return u > demand ? demand : (uint32_t)u;
+}
+
+static void run_plant(cc_controller_t kind, double err, double *avg_pm)
+{
+    const uint32_t cap = 300;
+    const int64_t nominal = 30000000;
+    cc_ctrl_state_t st = cc_ctrl_initial(cap, nominal);
+    uint32_t u = plant(st.share, nominal, cap, err, 1000), lag = u;
+    double sum = 0;
+    int n = 0;
+    for (int c = 0; c < 200; c++) {
+        cc_ctrl_input_t in = {.kind = kind, .cap_pm = cap, .user_pm = lag, .sys_pm = lag + 100,
+                              .sample_valid = 1, .throttled = 1, .nominal = nominal};
+        cc_ctrl_output_t out;
+        st = cc_ctrl_step(st, &in, &out);
+        CHECK(!out.bypass, "bypass under load");
+        lag = u; /* one cycle of lag: the sample sees the previous period */
+        u = plant(st.share, nominal, cap, err, 1000);
+        if (c >= 100) {
+            sum += u;
+            n++;
+        }
+    }
+    *avg_pm = sum / n;
+}
+
+static void unit(void)
+{
+    const double errs[] = {0.6, 1.0, 1.6};
+    for (int k = 0; k < 3; k++) {
+        double d, a;
+        run_plant(CC_CTRL_DELTA, errs[k], &d);
+        run_plant(CC_CTRL_AIMD, errs[k], &a);
+        printf("unit: model error %.1fx: delta holds %.1f%%, aimd %.1f%% (cap 30%%)\n", errs[k],
+               d / 10, a / 10);
+        CHECK(d > 290 && d < 310, "delta average %.0f permille at cap 300 (model %.1fx)", d, errs[k]);
+        CHECK(a > 255 && a < 320, "aimd average %.0f permille at cap 300 (model %.1fx)", a, errs[k]);
+    }
+    /* AIMD: a persistent excess cuts once per cooldown. */
+    cc_ctrl_state_t st = cc_ctrl_initial(300, 30000000);
+    int last = -10;
+    for (int c = 0; c < 40; c++) {
+        cc_ctrl_input_t in = {.kind = CC_CTRL_AIMD, .cap_pm = 300, .user_pm = 900, .sys_pm = 900,
+                              .sample_valid = 1, .throttled = 1, .nominal = 30000000};
+        cc_ctrl_output_t out;
+        st = cc_ctrl_step(st, &in, &out);
+        if (out.md_fired) {
+            CHECK(c - last > CC_CTRL_AIMD_COOLDOWN - 1, "cuts at cycles %d and %d", last, c);
+            last = c;
+        }
+    }
+    /* Idle: bypass to one nominal period, share frozen; a light load that
+     * is never throttled does not wind share up. */
+    st = cc_ctrl_initial(500, 50000000);
+    for (int c = 0; c < 50; c++) {
+        cc_ctrl_input_t in = {.kind = CC_CTRL_DELTA, .cap_pm = 500, .user_pm = c < 25 ? 0 : 200,
+                              .sys_pm = 0, .sample_valid = 1, .throttled = 0, .nominal = 50000000};
+        cc_ctrl_output_t out;
+        st = cc_ctrl_step(st, &in, &out);
+        if (c < 25) CHECK(out.bypass && out.bucket_target == 50000000, "idle cycle %d: no bypass", c);
+        CHECK(st.share == 50000000, "share moved to %lld without throttling", (long long)st.share);
+    }
+    /* Auto: exclusive for long enough, then someone arrives: one reset of
+     * share to nominal (the one-shot lost-exclusivity flag). */
+    st = cc_ctrl_initial(300, 30000000);
+    int resets = 0;
+    for (int c = 0; c < 40; c++) {
+        cc_ctrl_input_t in = {.kind = CC_CTRL_AUTO, .cap_pm = 300, .user_pm = 300,
+                              .sys_pm = c < 20 ? 300 : 700, .sample_valid = 1, .throttled = 1,
+                              .nominal = 30000000};
+        cc_ctrl_output_t out;
+        int was = st.excl_debounced;
+        st.share = 60000000; /* away from nominal: a reset is visible */
+        st = cc_ctrl_step(st, &in, &out);
+        if (was && !st.excl_debounced) {
+            resets++;
+            CHECK(st.share == 30000000, "lost exclusivity without a reset (share %lld)",
+                  (long long)st.share);
+        }
+        CHECK(!st.lost_excl_pending, "reset left armed at cycle %d", c);
+        if (c == 15) CHECK(st.excl_debounced, "alone for 15 cycles but not exclusive");
+        if (c == 35) CHECK(!st.excl_debounced, "others present for 15 cycles but exclusive");
+    }
+    CHECK(resets == 1, "%d exclusivity losses (want 1)", resets);
+}
+
+static void aimd_mp(void)
+{
+    enum { N = 4, ROUNDS = 30, LOG = 256 };
+    struct {
+        cc_compute_dev_t line __attribute__((aligned(64)));
+        uint64_t t0;
+        uint32_t nlog;
+        uint32_t fired[LOG]; /* refill index, per cut */
+    } *s = mp_shared(sizeof *s);
+    cc_ctrl_state_t init = cc_ctrl_initial(300, 30000000);
+    s->line.share = init.share;
+    s->line.up_limit_pm = init.up_limit_pm;
+    s->t0 = mp_now() + 100000000ull;
+    pid_t pids[N];
+    for (int i = 0; i < N; i++)
+        if ((pids[i] = fork()) == 0) {
+            srand((unsigned)getpid());
+            cc_ctrl_state_t mine = init; /* the control's private storage */
+            for (int r = 0; r < ROUNDS; r++) {
+                /* Random phase: the winner changes from period to period. */
+                mp_sleep_until(s->t0 + (uint64_t)r * CC_PERIOD_NS + (uint64_t)(rand() % 40) * 1000000ull);
+                uint64_t e;
+                if (!cc_refill_try(&s->line, mp_now(), cc_refill_threshold(&s->line, 1, CC_PERIOD_NS), &e))
+                    continue;
+                cc_refill_begin(&s->line);
+                cc_compute_dev_t *l = &s->line;
+                cc_ctrl_state_t st = {.share = l->share, .up_limit_pm = l->up_limit_pm,
+                                      .md_cooldown = l->md_cooldown};
+#ifdef CC_TEST_PRIVATE_STATE
+                st = mine;
+#endif
+                cc_ctrl_input_t in = {.kind = CC_CTRL_AIMD, .cap_pm = 300, .user_pm = 900,
+                                      .sys_pm = 900, .sample_valid = 1, .throttled = 1,
+                                      .nominal = 30000000};
+                cc_ctrl_output_t out;
+                st = cc_ctrl_step(st, &in, &out);
+                mine = st;
+                (void)mine;
+                uint32_t idx = __atomic_load_n(&l->refills, __ATOMIC_RELAXED);
+                if (out.md_fired) {
+                    uint32_t k = __atomic_fetch_add(&s->nlog, 1, __ATOMIC_RELAXED);
+                    if (k < LOG) s->fired[k] = idx;
+                }
+                l->share = st.share;
+                l->md_cooldown = st.md_cooldown;
+                cc_refill_done(l);
+            }
+            _exit(0);
+        }
+    CHECK(mp_wait_all(pids, N) == 0, "a child failed");
+    uint32_t n = s->nlog < LOG ? s->nlog : LOG, consecutive = 0;
+    for (uint32_t a = 0; a < n; a++)
+        for (uint32_t b = 0; b < n; b++)
+            if (s->fired[b] == s->fired[a] + 1) consecutive++;
+    printf("aimd: %d processes, %u refills, %u cuts, %u on consecutive refills\n", N,
+           s->line.refills, n, consecutive);
+    CHECK(n >= 3, "only %u cuts under a persistent excess", n);
+    CHECK(consecutive == 0, "%u cuts on consecutive refills (MD avalanche)", consecutive);
+}
+
+int main(int argc, char **argv)
+{
+    const char *which = argc > 1 ? argv[1] : "all";
+    if (!strcmp(which, "unit") || !strcmp(which, "all")) unit();
+    if (!strcmp(which, "aimd") || !strcmp(which, "all")) aimd_mp();
+    CHECK_EXIT();
+}

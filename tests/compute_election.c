@@ -1,0 +1,163 @@
+/* Refill election, sampling ownership and staleness across processes
+ * (cudacap_core, no CUDA). Each case names its negative control: the same
+ * case built with a -D switch that removes the mechanism; ctest runs it with
+ * WILL_FAIL, so a control that stops failing turns the suite red.
+ *
+ *   election  8 processes wake on one 100 ms grid and try to refill: about
+ *             one refill per period, not 8. Control: -DCC_TEST_NO_CAS.
+ *   death     the owner of the sampling lock forks a child (which forgets the
+ *             inherited descriptor, as the library's fork handler does) and
+ *             is killed: a standby takes ownership within 3 beats.
+ *             Control: -DCC_TEST_NO_FORGET (the child keeps the lock alive).
+ *   stall     an owner that stops publishing (SIGSTOP) is judged stale
+ *             within 3 beats; one that keeps publishing is not.
+ *   slow      an owner publishing every 440 ms is trusted (never stale).
+ *             Control: -DCC_TEST_FIXED_CADENCE (limits in fixed nominal
+ *             periods reject it). */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cap/election.h"
+#include "cap/sampling_lock.h"
+#include "check.h"
+#include "compute_mp.h"
+
+static char dir[] = "/tmp/cc-election-XXXXXX";
+
+static void election(void)
+{
+    enum { N = 8, ROUNDS = 12 };
+    struct {
+        cc_compute_dev_t line __attribute__((aligned(64)));
+        uint32_t barrier, wins;
+        uint64_t t0;
+    } *s = mp_shared(sizeof *s);
+    pid_t pids[N];
+    s->t0 = mp_now() + 200000000ull;
+    for (int i = 0; i < N; i++)
+        if ((pids[i] = fork()) == 0) {
+            for (int r = 0; r < ROUNDS; r++) {
+                mp_sleep_until(s->t0 + (uint64_t)r * CC_PERIOD_NS);
+                uint64_t e;
+                if (cc_refill_try(&s->line, mp_now(), cc_refill_threshold(&s->line, 1, CC_PERIOD_NS), &e))
+                    __atomic_add_fetch(&s->wins, 1, __ATOMIC_RELAXED);
+            }
+            _exit(0);
+        }
+    CHECK(mp_wait_all(pids, N) == 0, "a child failed");
+    printf("election: %d processes, %d periods: %u refills\n", N, ROUNDS, s->wins);
+    CHECK(s->wins >= ROUNDS - 2 && s->wins <= ROUNDS + 1, "%u refills in %d periods (want ~%d)",
+          s->wins, ROUNDS, ROUNDS);
+}
+
+static void death(void)
+{
+    struct {
+        uint32_t owner_ready, claimed;
+        uint64_t kill_ns, claim_ns;
+    } *s = mp_shared(sizeof *s);
+    pid_t owner = fork();
+    if (owner == 0) {
+        cc_slock_t l;
+        if (cc_slock_open(&l, dir) != 0 || !cc_slock_claim(&l, 0)) _exit(1);
+        pid_t child = fork();
+        if (child == 0) {
+            cc_slock_forget(&l); /* what the library's fork handler does */
+            sleep(5);
+            _exit(0);
+        }
+        __atomic_store_n(&s->owner_ready, 1, __ATOMIC_RELEASE);
+        pause();
+        _exit(0);
+    }
+    while (!__atomic_load_n(&s->owner_ready, __ATOMIC_ACQUIRE)) mp_msleep(1);
+    pid_t standby = fork();
+    if (standby == 0) {
+        cc_slock_t l;
+        if (cc_slock_open(&l, dir) != 0) _exit(1);
+        for (int k = 0; k < 30; k++) { /* 3 s of 100 ms beats */
+            if (cc_slock_claim(&l, 0)) {
+                s->claim_ns = mp_now();
+                __atomic_store_n(&s->claimed, 1 + (s->kill_ns == 0), __ATOMIC_RELEASE);
+                _exit(0);
+            }
+            mp_sleep_until(mp_now() + CC_PERIOD_NS);
+        }
+        _exit(0);
+    }
+    mp_msleep(350);
+    s->kill_ns = mp_now();
+    kill(owner, SIGKILL);
+    waitpid(owner, NULL, 0);
+    waitpid(standby, NULL, 0);
+    CHECK(s->claimed != 2, "standby took the lock while the owner was alive");
+    CHECK(s->claimed == 1, "standby never took over after the owner died");
+    if (s->claimed == 1) {
+        double beats = (double)(s->claim_ns - s->kill_ns) / CC_PERIOD_NS;
+        printf("death: standby took over %.2f beats after the kill\n", beats);
+        CHECK(beats <= 3.0, "takeover after %.2f beats", beats);
+    }
+}
+
+/* The owner publishes every interval_ms; the checker reports whether it
+ * ever judged the sample stale, and when. */
+static int watch(uint64_t interval_ms, int stop_after_ms, double *stale_after_stop_beats)
+{
+    struct {
+        cc_compute_dev_t line __attribute__((aligned(64)));
+        uint64_t stopped_ns;
+    } *s = mp_shared(sizeof *s);
+    pid_t owner = fork();
+    if (owner == 0) {
+        uint64_t prev = 0;
+        for (;;) {
+            uint64_t now = mp_now();
+            cc_sample_publish(&s->line, 300, 300, now, prev);
+            prev = now;
+            mp_sleep_until(now + interval_ms * 1000000ull);
+        }
+    }
+    mp_msleep((unsigned)(interval_ms * 2 + 50)); /* two publications: cadence known */
+    int stale = 0;
+    uint64_t t0 = mp_now();
+    while (mp_now() - t0 < 3000000000ull) {
+        if (stop_after_ms >= 0 && !s->stopped_ns && mp_now() - t0 >= (uint64_t)stop_after_ms * 1000000ull) {
+            kill(owner, SIGSTOP);
+            s->stopped_ns = mp_now();
+        }
+        if (cc_sample_stale(&s->line, mp_now(), CC_PERIOD_NS)) {
+            stale = 1;
+            if (stale_after_stop_beats && s->stopped_ns)
+                *stale_after_stop_beats = (double)(mp_now() - s->stopped_ns) / CC_PERIOD_NS;
+            break;
+        }
+        mp_msleep(10);
+    }
+    kill(owner, SIGKILL);
+    waitpid(owner, NULL, 0);
+    return stale;
+}
+
+int main(int argc, char **argv)
+{
+    const char *which = argc > 1 ? argv[1] : "all";
+    if (!mkdtemp(dir)) return 77;
+    int all = !strcmp(which, "all");
+    if (all || !strcmp(which, "election")) election();
+    if (all || !strcmp(which, "death")) death();
+    if (all || !strcmp(which, "stall")) {
+        double beats = -1;
+        int st = watch(100, 500, &beats);
+        printf("stall: owner stopped, judged stale after %.2f beats\n", beats);
+        CHECK(st && beats >= 0, "a stopped owner was never judged stale");
+        CHECK(beats <= 4.5, "stall detected only after %.2f beats", beats);
+        CHECK(!watch(100, -1, NULL), "a live 100 ms owner was judged stale");
+    }
+    if (all || !strcmp(which, "slow")) {
+        int st = watch(440, -1, NULL);
+        printf("slow: 440 ms owner %s\n", st ? "judged stale" : "trusted");
+        CHECK(!st, "a slow but alive owner (440 ms) was judged stale");
+    }
+    CHECK_EXIT();
+}
