@@ -49,6 +49,7 @@ elif mode == "sample":
     pynvml.nvmlInit()
     h = pynvml.nvmlDeviceGetHandleByIndex(0)
     samples = [[] for _ in groups]
+    dev = []  # NVML device utilization (what the bars are about)
     last = int(time.time() * 1e6)
     t0 = time.time()
     while time.time() - t0 < warm + secs:
@@ -60,11 +61,16 @@ elif mode == "sample":
         last = int(time.time() * 1e6)
         if time.time() - t0 < warm:
             continue
+        dev.append(pynvml.nvmlDeviceGetUtilizationRates(h).gpu)
         per = {}
         for s in ss:
             per.setdefault(s.pid, []).append(s.smUtil)
         for g, out in zip(groups, samples):
             out.append(sum(sum(v) / len(v) for p, v in per.items() if p in g))
+    dev.sort()
+    if dev:
+        print(f"device: avg {sum(dev) / len(dev):.1f} p90 {dev[int(0.9 * (len(dev) - 1))]:.1f} "
+              f"({len(dev)} samples)")
     for i, out in enumerate(samples):
         out.sort()
         avg = sum(out) / max(1, len(out))
