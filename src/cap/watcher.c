@@ -25,6 +25,7 @@ static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static cc_slock_t slock = {-1, 0};
 static int slock_tried;
 static __typeof__(&nvmlDeviceGetProcessUtilization) proc_util;
+static __typeof__(&nvmlDeviceGetUtilizationRates) dev_util;
 
 static uint64_t mono_ns(void)
 {
@@ -58,7 +59,15 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm)
     unsigned n = CC_SAMPLES_MAX;
     __atomic_fetch_add(&d->line->nvml_calls, 1, __ATOMIC_RELAXED);
     nvmlReturn_t r = proc_util(d->nvml, buf, &n, d->nvml_seen_us);
-    if (r == NVML_ERROR_NOT_FOUND) { /* nothing ran since lastSeen */
+    if (r == NVML_ERROR_NOT_FOUND || (r == NVML_SUCCESS && n == 0)) {
+        /* No sample since lastSeen. On the simulator that means nothing ran;
+         * on a real GPU NVML makes per-process samples every 1/6 s or so,
+         * so a 100 ms poll often finds none while kernels run. Publishing 0
+         * then would halve the measured utilization (seen on the H200: the
+         * cap held twice as high). So: 0 only when the device is idle too,
+         * otherwise no sample this cycle (the controller keeps its input). */
+        nvmlUtilization_t du;
+        if (dev_util && dev_util(d->nvml, &du) == NVML_SUCCESS && du.gpu > 0) return 0;
         *user_pm = *sys_pm = 0;
         d->nvml_seen_us = now;
         return 1;
@@ -194,6 +203,7 @@ void cc_watcher_ensure(void)
         }
         cc_nvml_init();
         proc_util = cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetProcessUtilization");
+        dev_util = cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetUtilizationRates");
         pthread_t th;
         pthread_attr_t at;
         pthread_attr_init(&at);

@@ -22,6 +22,10 @@ scenario() { # label cap nprocs size [env...]
   echo "$l cap $cap procs $n size $sz: $R total_rate $TOT per_proc $(cat "$ST"/rate.* | tr '\n' ' ')"
 }
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+if [ -n "${MATRIX:-}" ]; then  # e.g. MATRIX="30:4:8192 60:1:1024": cap:procs:size
+  for c in $MATRIX; do IFS=: read -r cap n sz <<< "$c"; scenario shared "$cap" "$n" "$sz"; done
+  exit 0
+fi
 for sz in 8192 1024; do scenario uncapped 0 1 $sz; done
 for cap in 30 60; do for n in 1 4; do for sz in 8192 1024; do
   scenario shared "$cap" "$n" "$sz"

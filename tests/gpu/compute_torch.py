@@ -62,6 +62,8 @@ elif mode == "sample":
         if time.time() - t0 < warm:
             continue
         dev.append(pynvml.nvmlDeviceGetUtilizationRates(h).gpu)
+        if not ss:  # no new per-process sample since the last poll: no data
+            continue
         per = {}
         for s in ss:
             per.setdefault(s.pid, []).append(s.smUtil)
