@@ -20,11 +20,28 @@ awk -v u="$u" 'BEGIN { exit !(u >= 0 && u <= 100) }' && ok "utilization $u in 0.
 owner=$(jfield s gpu sampling_owner_pid)
 grep -q cudacap_demo_worker /proc/$owner/cmdline 2>/dev/null && ok "owner $owner is a worker" || fail "owner '$owner'"
 case "$out" in *"{\"pid\":$owner,"*) ok "owner is one of the container's processes" ;; *) fail "owner not listed" ;; esac
+# Per-process utilization (issue 5), published by the sampler in the
+# compute region: each worker has a figure; together they are the device's.
+pu=
+for i in $(seq 30); do
+  out=$($C status --json 2>&1)
+  pu=$(jfield s pid sm_util_percent $owner)
+  [ -n "$pu" ] && [ "$pu" != null ] && break
+  sleep 0.1
+done
+awk -v u="$pu" 'BEGIN { exit !(u != "" && u != "null" && u >= 0 && u <= 100) }' \
+  && ok "owner's own utilization $pu" || fail "owner's utilization '$pu': $out"
+nw=$(printf '%s\n' "$out" | grep -c '"sm_util_percent":[0-9]' )
+[ "$nw" -ge 3 ] && ok "device + 2 workers have a utilization ($nw)" || fail "only $nw utilizations: $out"
+case "$out" in *'"sampling_owner_host_pid":'[0-9]*) ok "owner host pid published" ;; *) fail "no owner host pid: $out" ;; esac
 expect 0 "metrics" $C metrics
 has "cudacap_sm_limit_percent{container=\"s\",gpu=\"0\",UUID=\"GPU-5ac1ca00-0000-4000-8000-000000000000\"} 40" "sm_limit metric"
 has "cudacap_sampling_owner_pid{container=\"s\",gpu=\"0\",UUID=\"GPU-5ac1ca00-0000-4000-8000-000000000000\"} $owner" "owner metric"
 has "cudacap_sm_util_percent{container=\"s\"" "util metric"
+has "cudacap_process_sm_util_percent{container=\"s\",gpu=\"0\",UUID=\"GPU-5ac1ca00-0000-4000-8000-000000000000\",pid=\"$owner\"}" "per-process util metric"
 expect 0 "table" $C status
 has "pid $owner" "owner in the table"
 has "/ 40.0%" "cap in the table"
+has "sm gpu0 " "per-process utilization in the table"
+has "[samples gpu0]" "the owner marked in the process list"
 finish

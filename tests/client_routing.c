@@ -37,8 +37,33 @@ static CUmemoryPool mpool;   /* for cuMemAllocFromPoolAsync */
 #define LEG CU_GET_PROC_ADDRESS_LEGACY_STREAM
 
 /* Calls p, which must be an entry point of the family of `want`. */
+/* Context creation entry points (host pid discovery): create, destroy, and
+ * leave the test's own context current again. */
+static CUresult call_ctx(const char *want, void *p)
+{
+    CUcontext saved = NULL, c = NULL;
+    CUdevice dev;
+    CUresult r;
+    cuCtxGetCurrent(&saved);
+    cuDeviceGet(&dev, 0);
+    if (!strcmp(want, "cuDevicePrimaryCtxRetain")) {
+        r = ((__typeof__(&cuDevicePrimaryCtxRetain))p)(&c, dev);
+        if (r == CUDA_SUCCESS) cuDevicePrimaryCtxRelease(dev);
+        return r;
+    }
+    if (!strcmp(want, "cuCtxCreate_v4")) r = ((__typeof__(&cuCtxCreate_v4))p)(&c, NULL, 0, dev);
+    else if (!strcmp(want, "cuCtxCreate_v3"))
+        r = ((CUresult(*)(CUcontext *, CUexecAffinityParam *, int, unsigned, CUdevice))p)(&c, NULL, 0, 0, dev);
+    else r = ((CUresult(*)(CUcontext *, unsigned, CUdevice))p)(&c, 0, dev);
+    if (r == CUDA_SUCCESS) cuCtxDestroy(c);
+    cuCtxSetCurrent(saved);
+    return r;
+}
+
 static CUresult call_as(const char *want, void *p)
 {
+    if (!strcmp(want, "cuDevicePrimaryCtxRetain") || !strncmp(want, "cuCtxCreate", 11))
+        return call_ctx(want, p);
     if (!strncmp(want, "cuLaunchKernelEx", 16)) {
         CUlaunchConfig cfg = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
                               .blockDimY = 1, .blockDimZ = 1, .hStream = stream};
@@ -251,50 +276,53 @@ static const struct {
     const char *symbol;
     cuuint64_t flags;
     const char *want;
+    const char *want_before_12050; /* the ABI an older cudaVersion gets, if different */
 } proc_routes[] = {
-    {"cuInit", 0, "cuInit"},
-    {"cuDriverGetVersion", 0, "cuDriverGetVersion"},
-    {"cuMemAlloc", 0, "cuMemAlloc_v2"},
-    {"cuMemFree", 0, "cuMemFree_v2"},
-    {"cuMemGetInfo", 0, "cuMemGetInfo_v2"},
-    {"cuLaunchKernel", 0, "cuLaunchKernel"},
-    {"cuLaunchKernel", LEG, "cuLaunchKernel"},
-    {"cuLaunchKernel", PT, "cuLaunchKernel_ptsz"},
-    {"cuLaunchKernelEx", 0, "cuLaunchKernelEx"},
-    {"cuLaunchKernelEx", LEG, "cuLaunchKernelEx"},
-    {"cuLaunchKernelEx", PT, "cuLaunchKernelEx_ptsz"},
-    {"cuLaunchCooperativeKernel", LEG, "cuLaunchCooperativeKernel"},
-    {"cuLaunchCooperativeKernel", PT, "cuLaunchCooperativeKernel_ptsz"},
-    {"cuGraphLaunch", LEG, "cuGraphLaunch"},
-    {"cuGraphLaunch", PT, "cuGraphLaunch_ptsz"},
+    {"cuDevicePrimaryCtxRetain", 0, "cuDevicePrimaryCtxRetain", NULL},
+    {"cuCtxCreate", 0, "cuCtxCreate_v4", "cuCtxCreate_v3"},
+    {"cuInit", 0, "cuInit", NULL},
+    {"cuDriverGetVersion", 0, "cuDriverGetVersion", NULL},
+    {"cuMemAlloc", 0, "cuMemAlloc_v2", NULL},
+    {"cuMemFree", 0, "cuMemFree_v2", NULL},
+    {"cuMemGetInfo", 0, "cuMemGetInfo_v2", NULL},
+    {"cuLaunchKernel", 0, "cuLaunchKernel", NULL},
+    {"cuLaunchKernel", LEG, "cuLaunchKernel", NULL},
+    {"cuLaunchKernel", PT, "cuLaunchKernel_ptsz", NULL},
+    {"cuLaunchKernelEx", 0, "cuLaunchKernelEx", NULL},
+    {"cuLaunchKernelEx", LEG, "cuLaunchKernelEx", NULL},
+    {"cuLaunchKernelEx", PT, "cuLaunchKernelEx_ptsz", NULL},
+    {"cuLaunchCooperativeKernel", LEG, "cuLaunchCooperativeKernel", NULL},
+    {"cuLaunchCooperativeKernel", PT, "cuLaunchCooperativeKernel_ptsz", NULL},
+    {"cuGraphLaunch", LEG, "cuGraphLaunch", NULL},
+    {"cuGraphLaunch", PT, "cuGraphLaunch_ptsz", NULL},
     /* memory (docs/memory.md). cuGraphUpload(_ptsz) is left out: the
      * simulator does not model it (the wrapper is in hooks.def all the same). */
-    {"cuMemAllocManaged", 0, "cuMemAllocManaged"},
-    {"cuMemAllocPitch", 0, "cuMemAllocPitch_v2"},
-    {"cuDeviceTotalMem", 0, "cuDeviceTotalMem_v2"},
-    {"cuMemAllocAsync", LEG, "cuMemAllocAsync"},
-    {"cuMemAllocAsync", PT, "cuMemAllocAsync_ptsz"},
-    {"cuMemAllocFromPoolAsync", LEG, "cuMemAllocFromPoolAsync"},
-    {"cuMemAllocFromPoolAsync", PT, "cuMemAllocFromPoolAsync_ptsz"},
-    {"cuMemPoolCreate", 0, "cuMemPoolCreate"},
-    {"cuMemPoolDestroy", 0, "cuMemPoolDestroy"},
-    {"cuMemPoolTrimTo", 0, "cuMemPoolTrimTo"},
-    {"cuMemCreate", 0, "cuMemCreate"},
-    {"cuMemRelease", 0, "cuMemRelease"},
-    {"cuMemRetainAllocationHandle", 0, "cuMemRetainAllocationHandle"},
-    {"cuMemMap", 0, "cuMemMap"},
-    {"cuMemUnmap", 0, "cuMemUnmap"},
-    {"cuArrayCreate", 0, "cuArrayCreate_v2"},
-    {"cuArray3DCreate", 0, "cuArray3DCreate_v2"},
-    {"cuArrayDestroy", 0, "cuArrayDestroy"},
-    {"cuMipmappedArrayCreate", 0, "cuMipmappedArrayCreate"},
-    {"cuMipmappedArrayDestroy", 0, "cuMipmappedArrayDestroy"},
-    {"cuGraphAddMemAllocNode", 0, "cuGraphAddMemAllocNode"},
-    {"cuGraphInstantiateWithFlags", 0, "cuGraphInstantiateWithFlags"},
-    {"cuGraphInstantiateWithParams", LEG, "cuGraphInstantiateWithParams"},
-    {"cuGraphInstantiateWithParams", PT, "cuGraphInstantiateWithParams_ptsz"},
-    {"cuGraphExecDestroy", 0, "cuGraphExecDestroy"},
-    {"cuDeviceGraphMemTrim", 0, "cuDeviceGraphMemTrim"},
+    {"cuMemAllocManaged", 0, "cuMemAllocManaged", NULL},
+    {"cuMemAllocPitch", 0, "cuMemAllocPitch_v2", NULL},
+    {"cuDeviceTotalMem", 0, "cuDeviceTotalMem_v2", NULL},
+    {"cuMemAllocAsync", LEG, "cuMemAllocAsync", NULL},
+    {"cuMemAllocAsync", PT, "cuMemAllocAsync_ptsz", NULL},
+    {"cuMemAllocFromPoolAsync", LEG, "cuMemAllocFromPoolAsync", NULL},
+    {"cuMemAllocFromPoolAsync", PT, "cuMemAllocFromPoolAsync_ptsz", NULL},
+    {"cuMemPoolCreate", 0, "cuMemPoolCreate", NULL},
+    {"cuMemPoolDestroy", 0, "cuMemPoolDestroy", NULL},
+    {"cuMemPoolTrimTo", 0, "cuMemPoolTrimTo", NULL},
+    {"cuMemCreate", 0, "cuMemCreate", NULL},
+    {"cuMemRelease", 0, "cuMemRelease", NULL},
+    {"cuMemRetainAllocationHandle", 0, "cuMemRetainAllocationHandle", NULL},
+    {"cuMemMap", 0, "cuMemMap", NULL},
+    {"cuMemUnmap", 0, "cuMemUnmap", NULL},
+    {"cuArrayCreate", 0, "cuArrayCreate_v2", NULL},
+    {"cuArray3DCreate", 0, "cuArray3DCreate_v2", NULL},
+    {"cuArrayDestroy", 0, "cuArrayDestroy", NULL},
+    {"cuMipmappedArrayCreate", 0, "cuMipmappedArrayCreate", NULL},
+    {"cuMipmappedArrayDestroy", 0, "cuMipmappedArrayDestroy", NULL},
+    {"cuGraphAddMemAllocNode", 0, "cuGraphAddMemAllocNode", NULL},
+    {"cuGraphInstantiateWithFlags", 0, "cuGraphInstantiateWithFlags", NULL},
+    {"cuGraphInstantiateWithParams", LEG, "cuGraphInstantiateWithParams", NULL},
+    {"cuGraphInstantiateWithParams", PT, "cuGraphInstantiateWithParams_ptsz", NULL},
+    {"cuGraphExecDestroy", 0, "cuGraphExecDestroy", NULL},
+    {"cuDeviceGraphMemTrim", 0, "cuDeviceGraphMemTrim", NULL},
 };
 
 static void via_proc_address(void)
@@ -311,14 +339,17 @@ static void via_proc_address(void)
             CHECK_CU(cuGetProcAddress_v2(proc_routes[i].symbol, &p, versions[v],
                                          proc_routes[i].flags, &st));
             CHECK(st == CU_GET_PROC_ADDRESS_SUCCESS, "%s: status %d", route, (int)st);
-            expect_ours(route, proc_routes[i].want, p);
+            const char *want = versions[v] < 12050 && proc_routes[i].want_before_12050
+                                   ? proc_routes[i].want_before_12050
+                                   : proc_routes[i].want;
+            expect_ours(route, want, p);
             /* The legacy 4-argument entry point (runtimes 11.3 .. 11.8, and
              * callers that never moved on) routes the same way. */
             p = NULL;
             snprintf(route, sizeof route, "cuGetProcAddress(%s, %d, %llu)", proc_routes[i].symbol,
                      versions[v], (unsigned long long)proc_routes[i].flags);
             CHECK_CU(cuGetProcAddress(proc_routes[i].symbol, &p, versions[v], proc_routes[i].flags));
-            expect_ours(route, proc_routes[i].want, p);
+            expect_ours(route, want, p);
         }
     }
     /* cuGetProcAddress looked up through itself stays ours, so lookups made
@@ -373,7 +404,10 @@ static void via_dlsym(void)
                            "cuGraphAddMemAllocNode", "cuGraphInstantiate_v2",
                            "cuGraphInstantiateWithFlags", "cuGraphInstantiateWithParams",
                            "cuGraphInstantiateWithParams_ptsz", "cuGraphExecDestroy",
-                           "cuDeviceGraphMemTrim"};
+                           "cuDeviceGraphMemTrim",
+                           /* context creation (host pid discovery) */
+                           "cuDevicePrimaryCtxRetain", "cuCtxCreate_v2", "cuCtxCreate_v3",
+                           "cuCtxCreate_v4"};
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     CHECK(h != NULL, "dlopen libcuda.so.1: %s", dlerror());
     char route[128];

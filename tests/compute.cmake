@@ -93,3 +93,21 @@ if(CUDACAP_TSAN)
   set_property(TEST compute.client.fork compute.client.fork.control APPEND PROPERTY ENVIRONMENT
                "TSAN_OPTIONS=die_after_fork=0")
 endif()
+
+# Host pid discovery (src/hook/hostpid.c) and the NVML join: NVML reports
+# pid + offset. Control: the library with the old NSpid-only discovery.
+cc_sim_client(compute_hostpid compute_hostpid.c)
+cc_add_preloaded_test(compute.hostpid.join compute_hostpid)
+set_tests_properties(compute.hostpid.join PROPERTIES LABELS "compute;concurrency")
+set_property(TEST compute.hostpid.join APPEND PROPERTY ENVIRONMENT
+             "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000")
+if(COMMAND cc_memory_control_lib)
+  cc_memory_control_lib(cudacap_nspid_only CC_TEST_NSPID_ONLY)
+  add_dependencies(compute_hostpid cudacap_nspid_only)
+  cc_add_preloaded_test(compute.hostpid.join.control compute_hostpid)
+  string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/cudacap_nspid_only/libcudacap.so"
+         _pre "${CUDACAP_PRELOAD}")
+  set_property(TEST compute.hostpid.join.control APPEND PROPERTY ENVIRONMENT
+               "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000" "LD_PRELOAD=${_pre}")
+  set_tests_properties(compute.hostpid.join.control PROPERTIES WILL_FAIL TRUE LABELS compute)
+endif()

@@ -17,7 +17,7 @@
 
 #define CC_COMPUTE_FILE "compute.region"
 #define CC_COMPUTE_MAGIC 0x504d4343u /* "CCMP" */
-#define CC_COMPUTE_LAYOUT 1u
+#define CC_COMPUTE_LAYOUT 2u /* 2: per-process utilization, sampling owner */
 #define CC_COMPUTE_FILE_SIZE 65536u /* PERMANENT: never changes across versions */
 #define CC_COMPUTE_DEVICES 16u
 #define CC_COMPUTE_PROCS 256u
@@ -68,11 +68,27 @@ _Static_assert(sizeof(cc_compute_uuid_t) == 48, "uuid slot");
 
 /* The container's processes, so the sampling owner can join NVML's
  * per-process samples (host pids) to this container. */
+#define CC_COMPUTE_UTIL_UNKNOWN 0xffffu
 typedef struct cc_compute_proc {
     uint32_t pid;      /* pid in the container (liveness); 0 = free (CAS-claimed) */
     uint32_t host_pid; /* pid as NVML reports it; 0 = not known yet */
+    /* This process's SM utilization (permille) on each device line, as the
+     * line's sampling owner last published it; CC_COMPUTE_UTIL_UNKNOWN when
+     * not measured (host pid unknown, never sampled). Written only by the
+     * current sampler, relaxed: for display. */
+    uint16_t util_pm[CC_COMPUTE_DEVICES];
 } cc_compute_proc_t;
-_Static_assert(sizeof(cc_compute_proc_t) == 8, "proc slot");
+_Static_assert(sizeof(cc_compute_proc_t) == 40, "proc slot");
+_Static_assert(offsetof(cc_compute_proc_t, host_pid) == 4, "proc host_pid");
+_Static_assert(offsetof(cc_compute_proc_t, util_pm) == 8, "proc util_pm");
+
+/* Who samples each device line: written by the sampling owner when it
+ * publishes (relaxed; display only, trust it only while the lock is held). */
+typedef struct cc_compute_owner {
+    uint32_t pid;      /* the owner's pid in the container; 0 = none yet */
+    uint32_t host_pid; /* as NVML reports it; 0 = unknown */
+} cc_compute_owner_t;
+_Static_assert(sizeof(cc_compute_owner_t) == 8, "owner slot");
 
 typedef struct cc_compute_region {
     cc_region_hdr_t hdr;
@@ -80,12 +96,14 @@ typedef struct cc_compute_region {
     cc_compute_dev_t dev[CC_COMPUTE_DEVICES];
     cc_compute_uuid_t uuid[CC_COMPUTE_DEVICES];
     cc_compute_proc_t proc[CC_COMPUTE_PROCS];
+    cc_compute_owner_t owner[CC_COMPUTE_DEVICES];
 } cc_compute_region_t;
 
 _Static_assert(offsetof(cc_compute_region_t, dev) == 64, "devices start on a cache line");
 _Static_assert(offsetof(cc_compute_region_t, uuid) == 1088, "uuid table");
 _Static_assert(offsetof(cc_compute_region_t, proc) == 1856, "process table");
-_Static_assert(sizeof(cc_compute_region_t) == 3904, "layout size");
+_Static_assert(offsetof(cc_compute_region_t, owner) == 12096, "owner table");
+_Static_assert(sizeof(cc_compute_region_t) == 12224, "layout size");
 _Static_assert(sizeof(cc_compute_region_t) <= CC_COMPUTE_FILE_SIZE, "fits its file");
 
 #endif

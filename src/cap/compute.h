@@ -34,8 +34,10 @@ struct cc_cdev *cc_compute_dev(int ordinal);
 /* Devices set up so far (the watcher walks them). */
 int cc_compute_ndev(void);
 struct cc_cdev *cc_compute_dev_at(int i);
-/* This process's pid as NVML reports it. */
+/* This process's pid as NVML reports it (hook/hostpid.c); 0 not known yet. */
 uint32_t cc_compute_host_pid(void);
+/* hostpid.c found it: into this process's slot of the process table. */
+void cc_compute_note_host_pid(uint32_t host_pid);
 /* The region, or NULL (per-process buckets). */
 cc_compute_region_t *cc_compute_region(void);
 

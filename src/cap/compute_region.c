@@ -69,7 +69,7 @@ int cc_compute_register_proc(cc_compute_region_t *r, uint32_t pid, uint32_t host
     for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
         cc_compute_proc_t *p = &r->proc[i];
         if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE) == pid) {
-            __atomic_store_n(&p->host_pid, host_pid, __ATOMIC_RELEASE);
+            if (host_pid) __atomic_store_n(&p->host_pid, host_pid, __ATOMIC_RELEASE);
             return (int)i;
         }
     }
@@ -79,6 +79,9 @@ int cc_compute_register_proc(cc_compute_region_t *r, uint32_t pid, uint32_t host
         if (cur != 0 && alive(cur)) continue;
         if (__atomic_compare_exchange_n(&p->pid, &cur, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
             __atomic_store_n(&p->host_pid, host_pid, __ATOMIC_RELEASE);
+            /* A reused slot must not show its last owner's figures. */
+            for (unsigned d = 0; d < CC_COMPUTE_DEVICES; d++)
+                __atomic_store_n(&p->util_pm[d], (uint16_t)CC_COMPUTE_UTIL_UNKNOWN, __ATOMIC_RELAXED);
             return (int)i;
         }
     }
@@ -93,4 +96,46 @@ int cc_compute_is_member(const cc_compute_region_t *r, uint32_t host_pid)
             __atomic_load_n(&r->proc[i].pid, __ATOMIC_ACQUIRE) != 0)
             return 1;
     return 0;
+}
+
+int cc_compute_host_pid_taken(const cc_compute_region_t *r, uint32_t host_pid, uint32_t self)
+{
+    if (host_pid == 0) return 0;
+    for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
+        uint32_t pid = __atomic_load_n(&r->proc[i].pid, __ATOMIC_ACQUIRE);
+        if (pid == 0 || pid == self) continue;
+        if (__atomic_load_n(&r->proc[i].host_pid, __ATOMIC_ACQUIRE) == host_pid && alive(pid)) return 1;
+    }
+    return 0;
+}
+
+void cc_compute_publish_procs(cc_compute_region_t *r, unsigned line, const uint32_t *host_pids,
+                              const uint16_t *util_pm, unsigned n)
+{
+    if (line >= CC_COMPUTE_DEVICES) return;
+    for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
+        cc_compute_proc_t *p = &r->proc[i];
+        if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE) == 0) continue;
+        uint32_t hp = __atomic_load_n(&p->host_pid, __ATOMIC_ACQUIRE);
+        /* Known but absent from the samples: it ran nothing this period. */
+        uint16_t u = hp ? 0 : (uint16_t)CC_COMPUTE_UTIL_UNKNOWN;
+        for (unsigned k = 0; hp && k < n; k++)
+            if (host_pids[k] == hp) {
+                u = util_pm[k];
+                break;
+            }
+        __atomic_store_n(&p->util_pm[line], u, __ATOMIC_RELAXED);
+    }
+}
+
+void cc_compute_publish_owner(cc_compute_region_t *r, unsigned line, uint32_t pid,
+                              uint32_t host_pid)
+{
+    if (line >= CC_COMPUTE_DEVICES) return;
+    /* Compare first: the owner republishes every period; no needless
+     * cache-line writes. */
+    if (__atomic_load_n(&r->owner[line].pid, __ATOMIC_RELAXED) != pid)
+        __atomic_store_n(&r->owner[line].pid, pid, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&r->owner[line].host_pid, __ATOMIC_RELAXED) != host_pid)
+        __atomic_store_n(&r->owner[line].host_pid, host_pid, __ATOMIC_RELAXED);
 }

@@ -26,4 +26,18 @@ int cc_compute_register_proc(cc_compute_region_t *r, uint32_t pid, uint32_t host
 /* 1 when host_pid belongs to a process of this container. */
 int cc_compute_is_member(const cc_compute_region_t *r, uint32_t host_pid);
 
+/* 1 when a live slot other than pid self's has claimed host_pid (host pid
+ * discovery: a pid another process of the container holds is not ours). */
+int cc_compute_host_pid_taken(const cc_compute_region_t *r, uint32_t host_pid, uint32_t self);
+
+/* The sampling owner of device line `line`, after a sample: each process's
+ * utilization from the n (host pid, permille) pairs; a process with a known
+ * host pid and no pair gets 0, one with none CC_COMPUTE_UTIL_UNKNOWN.
+ * Cost: a scan of the table (256 slots) times n for the live ones. */
+void cc_compute_publish_procs(cc_compute_region_t *r, unsigned line, const uint32_t *host_pids,
+                              const uint16_t *util_pm, unsigned n);
+/* The owner says who it is (display: `cudacap status`). */
+void cc_compute_publish_owner(cc_compute_region_t *r, unsigned line, uint32_t pid,
+                              uint32_t host_pid);
+
 #endif

@@ -16,6 +16,7 @@
 #include "cap/election.h"
 #include "common/log.h"
 #include "hook/devices.h"
+#include "hook/hostpid.h"
 #include "hook/process.h"
 
 int cc_compute_mode;
@@ -24,28 +25,18 @@ static int cdev_order[CC_MAX_DEVICES], n_order;
 static pthread_mutex_t setup_mu = PTHREAD_MUTEX_INITIALIZER;
 static cc_compute_region_t *region;
 static int region_tried, shared_off;
-static uint32_t host_pid;
+static int my_slot = -1; /* this process's slot in the process table */
 static int registered; /* this pid is in the region's process table */
 
-static uint32_t read_host_pid(void)
-{
-    /* The first NSpid field is the pid in the outermost namespace this
-     * /proc shows: the host pid when the host namespace is visible. */
-    uint32_t pid = (uint32_t)getpid();
-    FILE *f = fopen("/proc/self/status", "re");
-    if (!f) return pid;
-    char line[256];
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "NSpid:", 6) == 0) {
-            unsigned long v = strtoul(line + 6, NULL, 10);
-            if (v) pid = (uint32_t)v;
-            break;
-        }
-    fclose(f);
-    return pid;
-}
+uint32_t cc_compute_host_pid(void) { return cc_hostpid_known(); }
 
-uint32_t cc_compute_host_pid(void) { return __atomic_load_n(&host_pid, __ATOMIC_RELAXED); }
+void cc_compute_note_host_pid(uint32_t hp)
+{
+    /* Seq-cst with register_proc's pair: either we see its slot, or it
+     * sees our pid (hostpid.c stores it seq-cst before calling). */
+    int s = __atomic_load_n(&my_slot, __ATOMIC_SEQ_CST);
+    if (s >= 0 && region) __atomic_store_n(&region->proc[s].host_pid, hp, __ATOMIC_RELEASE);
+}
 cc_compute_region_t *cc_compute_region(void) { return region; }
 int cc_compute_ndev(void) { return __atomic_load_n(&n_order, __ATOMIC_ACQUIRE); }
 struct cc_cdev *cc_compute_dev_at(int i) { return &cdevs[cdev_order[i]]; }
@@ -53,9 +44,13 @@ struct cc_cdev *cc_compute_dev_at(int i) { return &cdevs[cdev_order[i]]; }
 static void register_proc(void)
 {
     if (registered || !region) return;
-    if (cc_compute_register_proc(region, (uint32_t)getpid(), host_pid) < 0)
+    int s = cc_compute_register_proc(region, (uint32_t)getpid(), cc_hostpid_known());
+    if (s < 0)
         cc_log_once(CC_LOG_WARN, "compute region: process table full; this process's "
                                  "utilization is not counted for the container");
+    __atomic_store_n(&my_slot, s, __ATOMIC_SEQ_CST);
+    uint32_t hp = cc_hostpid_known(); /* found meanwhile (another thread) */
+    if (s >= 0 && hp) __atomic_store_n(&region->proc[s].host_pid, hp, __ATOMIC_RELEASE);
     registered = 1;
 }
 
@@ -63,7 +58,6 @@ static void open_region_locked(void)
 {
     if (region_tried) return;
     region_tried = 1;
-    host_pid = read_host_pid();
     const char *sb = getenv("CUDACAP_SHARED_BUCKET");
     shared_off = sb && (!strcmp(sb, "0") || !strcasecmp(sb, "false") || !strcasecmp(sb, "off"));
     if (shared_off) {
@@ -138,7 +132,8 @@ static void fork_child(void)
     registered = 0;
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     setup_mu = fresh;
-    host_pid = read_host_pid();
+    __atomic_store_n(&my_slot, -1, __ATOMIC_SEQ_CST);
+    cc_hostpid_fork_child();
     for (int i = 0; i < CC_MAX_DEVICES; i++) cdevs[i].last_pub_ns = 0;
     cc_cost_fork_child();
     cc_watcher_fork_child();

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cap/bucket.h"
 #include "cap/compute.h"
@@ -16,6 +17,7 @@
 #include "cap/election.h"
 #include "common/log.h"
 #include "hook/hook.h"
+#include "hook/hostpid.h"
 #include "hook/process.h"
 
 #define CC_SAMPLES_MAX 512
@@ -49,10 +51,16 @@ static int member(uint32_t pid)
 
 /* One NVML call: the per-process samples since the last call, averaged per
  * pid (real NVML may return several samples per process), summed over this
- * container's pids (user) and over everyone (sys). 0 when no sample. */
-static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm)
+ * container's pids (user) and over everyone (sys). 0 when no sample. With
+ * procs (the sampler of a shared line), each container process's average
+ * goes into its slot of the process table too (cudacap status). */
+static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int procs)
 {
     static nvmlProcessUtilizationSample_t buf[CC_SAMPLES_MAX];
+    static uint32_t mine_pid[CC_SAMPLES_MAX]; /* this container's pids and averages */
+    static uint16_t mine_pm[CC_SAMPLES_MAX];
+    unsigned nmine = 0;
+    cc_compute_region_t *reg = procs && d->idx >= 0 ? cc_compute_region() : NULL;
     if (!proc_util || !d->nvml) return 0;
     unsigned long long now = real_us();
     if (d->nvml_seen_us == 0 || d->nvml_seen_us + 2000000ull < now) d->nvml_seen_us = now - 1000000ull;
@@ -70,6 +78,7 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm)
         if (dev_util && dev_util(d->nvml, &du) == NVML_SUCCESS && du.gpu > 0) return 0;
         *user_pm = *sys_pm = 0;
         d->nvml_seen_us = now;
+        if (reg) cc_compute_publish_procs(reg, (unsigned)d->idx, NULL, NULL, 0);
         return 1;
     }
     if (r != NVML_SUCCESS) {
@@ -92,9 +101,14 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm)
             }
         uint32_t avg_pm = cnt ? sum * 10 / cnt : 0;
         sys += avg_pm;
-        if (member(pid)) user += avg_pm;
+        if (member(pid)) {
+            user += avg_pm;
+            mine_pid[nmine] = pid;
+            mine_pm[nmine++] = (uint16_t)avg_pm;
+        }
     }
     d->nvml_seen_us = seen;
+    if (reg) cc_compute_publish_procs(reg, (unsigned)d->idx, mine_pid, mine_pm, nmine);
     *user_pm = user > 1000 ? 1000 : user;
     *sys_pm = sys > 1000 ? 1000 : sys;
     return 1;
@@ -110,7 +124,9 @@ static void cycle(struct cc_cdev *d)
     int owner = !nolock && cc_slock_claim(&slock, (unsigned)d->idx);
     uint32_t u, s;
     if (owner || nolock) {
-        if (sample(d, &u, &s)) {
+        cc_compute_region_t *reg = cc_compute_region();
+        if (owner && reg) cc_compute_publish_owner(reg, (unsigned)d->idx, (uint32_t)getpid(), cc_compute_host_pid());
+        if (sample(d, &u, &s, 1)) {
             cc_sample_publish(line, u, s, now, d->last_pub_ns);
             d->last_pub_ns = now;
         }
@@ -118,7 +134,7 @@ static void cycle(struct cc_cdev *d)
         d->last_pub_ns = 0;
         /* Owner alive but not publishing (wedged, or NVML failing there):
          * sample ourselves; the refill CAS still bounds the supply. */
-        if (cc_sample_stale(line, now, CC_PERIOD_NS) && sample(d, &u, &s))
+        if (cc_sample_stale(line, now, CC_PERIOD_NS) && sample(d, &u, &s, 0))
             cc_sample_publish(line, u, s, now, 0);
     }
     uint64_t elapsed;
@@ -177,8 +193,15 @@ static void *run(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     uint64_t next = mono_ns();
+    unsigned tries = 0;
     for (;;) {
         int n = cc_compute_ndev();
+        /* Host pid still unknown (ambiguous so far): retry, every period for
+         * 5 s, then once a second. Until then NVML's samples of this process
+         * are not counted for the container. */
+        if (n > 0 && !cc_compute_host_pid() && (tries < 50 || tries % 10 == 0))
+            cc_hostpid(cc_compute_dev_at(0)->ordinal);
+        tries++;
         for (int i = 0; i < n; i++) cycle(cc_compute_dev_at(i));
         cc_cost_poll(0);
         /* Absolute grid: the cadence does not drift with the work done;

@@ -66,7 +66,7 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
         if (brief) continue;
         for (int p = 0; p < x->nproc; p++) {
             const struct snap_proc *q = &x->proc[p];
-            char hp[24] = "", mem[160] = "", one[64], bb[24];
+            char hp[24] = "", mem[160] = "", util[160] = "", one[64], bb[24], pc[16];
             if (q->host_pid && q->host_pid != q->pid) snprintf(hp, sizeof hp, " (host %u)", q->host_pid);
             if (q->has_mem)
                 for (int i = 0; i < x->ndev; i++) {
@@ -75,7 +75,18 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
                              cli_bytes(q->mem[i], bb, sizeof bb));
                     strncat(mem, one, sizeof mem - strlen(mem) - 1);
                 }
-            fprintf(f, "  pid %u%s  %s%s\n", q->pid, hp, mem[0] ? mem : "memory -",
+            for (int i = 0; i < x->ndev; i++) {
+                if (!q->has_util[i]) continue;
+                snprintf(one, sizeof one, "%sgpu%d %s", util[0] ? ", " : "  sm ", x->dev[i].index,
+                         render_pct(1, q->util_pm[i], pc, sizeof pc));
+                strncat(util, one, sizeof util - strlen(util) - 1);
+            }
+            for (int i = 0; i < x->ndev; i++) /* the owner of a device's sampling */
+                if (x->dev[i].owner == OWNER_HELD && x->dev[i].owner_pid == (long)q->pid) {
+                    snprintf(one, sizeof one, "  [samples gpu%d]", x->dev[i].index);
+                    strncat(util, one, sizeof util - strlen(util) - 1);
+                }
+            fprintf(f, "  pid %u%s  %s%s%s\n", q->pid, hp, mem[0] ? mem : "memory -", util,
                     q->alive ? "" : "  [exited; not counted]");
         }
     }
@@ -142,6 +153,8 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
                                                             : "held");
             if (d->owner_pid) fprintf(f, ",\"sampling_owner_pid\":%ld", d->owner_pid);
             else fputs(",\"sampling_owner_pid\":null", f);
+            if (d->owner_host_pid) fprintf(f, ",\"sampling_owner_host_pid\":%u", d->owner_host_pid);
+            else fputs(",\"sampling_owner_host_pid\":null", f);
             fprintf(f, ",\"processes\":%d}", d->nproc);
         }
         fputs("],\"processes\":[", f);
@@ -153,12 +166,24 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
             fprintf(f, ",\"alive\":%s", q->alive ? "true" : "false");
             if (q->has_mem) fprintf(f, ",\"memory_bytes\":%llu", (unsigned long long)q->mem_total);
             else fputs(",\"memory_bytes\":null", f);
-            fputs(",\"sm_util_percent\":null,\"devices\":[", f);
+            /* The process's utilization summed over its devices; per device below. */
+            uint32_t tot = 0;
+            int have = 0;
+            for (int i = 0; i < x->ndev; i++)
+                if (q->has_util[i]) tot += q->util_pm[i], have = 1;
+            fputs(",\"sm_util_percent\":", f);
+            json_pct(f, have, tot);
+            fputs(",\"devices\":[", f);
             int first = 1;
-            for (int i = 0; q->has_mem && i < x->ndev; i++) {
-                if (!x->dev[i].has_mem) continue;
-                fprintf(f, "%s{\"gpu\":%d,\"memory_bytes\":%llu}", first ? "" : ",", x->dev[i].index,
-                        (unsigned long long)q->mem[i]);
+            for (int i = 0; i < x->ndev; i++) {
+                int m = q->has_mem && x->dev[i].has_mem;
+                if (!m && !q->has_util[i]) continue;
+                fprintf(f, "%s{\"gpu\":%d,\"memory_bytes\":", first ? "" : ",", x->dev[i].index);
+                if (m) fprintf(f, "%llu", (unsigned long long)q->mem[i]);
+                else fputs("null", f);
+                fputs(",\"sm_util_percent\":", f);
+                json_pct(f, q->has_util[i], q->util_pm[i]);
+                fputc('}', f);
                 first = 0;
             }
             fputs("]}", f);
@@ -251,6 +276,19 @@ void render_prom(FILE *f, struct snap *const *s, int n)
                 fputs("cudacap_process_fb_used_bytes", f);
                 labels(f, s[c], &s[c]->dev[i], q->pid);
                 fprintf(f, " %llu\n", (unsigned long long)q->mem[i]);
+            }
+        }
+    fputs("# HELP cudacap_process_sm_util_percent SM utilization of one process of the container on a device over the sampler's last sample, percent.\n"
+          "# TYPE cudacap_process_sm_util_percent gauge\n", f);
+    for (int c = 0; c < n; c++)
+        for (int p = 0; p < s[c]->nproc; p++) {
+            const struct snap_proc *q = &s[c]->proc[p];
+            if (!q->alive) continue;
+            for (int i = 0; i < s[c]->ndev; i++) {
+                if (!q->has_util[i]) continue;
+                fputs("cudacap_process_sm_util_percent", f);
+                labels(f, s[c], &s[c]->dev[i], q->pid);
+                fprintf(f, " %.10g\n", q->util_pm[i] / 10.0);
             }
         }
     fputs("# HELP cudacap_region_ok Whether a state region of the container could be read (1) or not (0: absent, another layout, or being rebuilt).\n"

@@ -252,12 +252,15 @@ static void read_sm(const char *dir, struct snap *s)
         return;
     }
     uint64_t now = mono_ns();
+    int pslot[CC_COMPUTE_PROCS]; /* compute slot -> snap process */
     for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
+        pslot[i] = -1;
         uint32_t pid = __atomic_load_n(&r->proc[i].pid, __ATOMIC_ACQUIRE);
         if (!pid) continue;
         uint32_t hp = __atomic_load_n(&r->proc[i].host_pid, __ATOMIC_ACQUIRE);
         struct snap_proc *p = proc_for(s, pid);
         if (!p) break;
+        pslot[i] = (int)(p - s->proc);
         if (!p->host_pid) p->host_pid = hp;
         if (!p->has_mem) p->alive = snap_pid_alive(pid, hp, 0);
     }
@@ -293,10 +296,29 @@ static void read_sm(const char *dir, struct snap *s)
             if (sd->dev_util_pm > 1000) sd->dev_util_pm = 1000;
             sd->sample_age_ns = now > at ? now - at : 0;
         }
+        for (unsigned k = 0; k < CC_COMPUTE_PROCS; k++) {
+            if (pslot[k] < 0) continue;
+            uint16_t u = __atomic_load_n(&r->proc[k].util_pm[i], __ATOMIC_RELAXED);
+            struct snap_proc *p = &s->proc[pslot[k]];
+            if (u == CC_COMPUTE_UTIL_UNKNOWN || !at) continue;
+            p->has_util[sd - s->dev] = 1;
+            p->util_pm[sd - s->dev] = u > 1000 ? 1000 : u;
+        }
         if (lfd >= 0) {
             sd->owner = lock_probe(lfd, (off_t)i, 1);
-            if (sd->owner == OWNER_HELD)
-                sd->owner_pid = find_owner(lst.st_dev, lst.st_ino, i, cands, nc);
+            if (sd->owner == OWNER_HELD) {
+                /* The owner publishes its pid each period; 0 before its
+                 * first one: then the /proc walk (works only where the
+                 * container's /proc is readable). */
+                uint32_t op = __atomic_load_n(&r->owner[i].pid, __ATOMIC_RELAXED);
+                if (op) {
+                    sd->owner_pid = op;
+                    sd->owner_from_region = 1;
+                    sd->owner_host_pid = __atomic_load_n(&r->owner[i].host_pid, __ATOMIC_RELAXED);
+                } else {
+                    sd->owner_pid = find_owner(lst.st_dev, lst.st_ino, i, cands, nc);
+                }
+            }
         }
     }
     if (lfd >= 0) close(lfd);

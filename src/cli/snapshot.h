@@ -33,6 +33,8 @@ struct snap_dev {
     uint32_t sample_interval_us; /* the sampler's measured cadence; 0 unknown */
     int owner;             /* OWNER_* */
     long owner_pid;        /* 0: not found */
+    int owner_from_region; /* owner_pid published by the owner (else /proc fallback) */
+    uint32_t owner_host_pid; /* the owner's pid as NVML reports it; 0 unknown */
     int nproc;             /* live processes with memory on the device */
 };
 
@@ -43,6 +45,8 @@ struct snap_proc {
     int has_mem;
     uint64_t mem_total;
     uint64_t mem[SNAP_DEVS]; /* by snap_dev index */
+    int has_util[SNAP_DEVS]; /* the sampler measured this process on that device */
+    uint32_t util_pm[SNAP_DEVS];
 };
 
 struct snap {

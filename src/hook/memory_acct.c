@@ -10,6 +10,7 @@
 #include "devices.h"
 #include "hook.h"
 #include "hook/process.h"
+#include "hostpid.h"
 #include "memory_graph.h"
 
 static struct cc_mdev g_md[CC_MAX_DEVICES];
@@ -20,6 +21,7 @@ static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 static void fork_child(void)
 {
     cc_ml_fork_child();
+    cc_hostpid_fork_child();
     cc_at_reset();
     /* Bindings stay (same region, same devices); the overhead of the child
      * is measured again on its first use. */
@@ -29,55 +31,14 @@ static void fork_child(void)
 
 static void register_fork(void) { cc_fork_child_register(fork_child); }
 
-typedef nvmlReturn_t (*procs_fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
-
-/* NVML's view of a device's processes; n in/out. */
-static int nvml_procs(int ordinal, nvmlProcessInfo_t *p, unsigned *n)
-{
-    const struct cc_device *dv = cc_device(ordinal);
-    if (!dv || !dv->nvml) return -1;
-    cc_nvml_init();
-    static procs_fn fn;
-    if (!fn) fn = (procs_fn)cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetComputeRunningProcesses_v3");
-    if (!fn) return -1;
-    return fn(dv->nvml, n, p) == NVML_SUCCESS ? 0 : -1;
-}
-
-/* This process's pid as NVML reports it (DESIGN.md §4 "Process identity"):
- * NSpid when the host namespace is visible, else the one NVML process on our
- * device that no other slot of the container has claimed (our own pid when
- * NVML shows it: no pid namespace). 0 while ambiguous. */
-static uint32_t host_pid(int ordinal)
-{
-    uint32_t hp = cc_ml_host_pid();
-    if (hp) return hp;
-    hp = cc_ml_nspid_host();
-    if (!hp) {
-        nvmlProcessInfo_t p[64];
-        unsigned n = 64, cand = 0, ncand = 0;
-        if (nvml_procs(ordinal, p, &n) != 0) return 0;
-        for (unsigned i = 0; i < n; i++) {
-            if (p[i].pid == (unsigned)getpid()) {
-                cand = p[i].pid;
-                ncand = 1;
-                break;
-            }
-            if (!cc_ml_host_pid_taken(p[i].pid)) cand = p[i].pid, ncand++;
-        }
-        if (ncand == 1) hp = cand;
-    }
-    if (hp) cc_ml_set_host_pid(hp);
-    return hp;
-}
-
 void cc_mem_refresh_overhead(int ordinal)
 {
     if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return;
     const struct cc_mdev *m = &g_md[ordinal];
-    uint32_t hp = host_pid(ordinal);
+    uint32_t hp = cc_hostpid(ordinal); /* 0 while ambiguous: the estimate below */
     nvmlProcessInfo_t p[64];
     unsigned n = 64;
-    if (hp && nvml_procs(ordinal, p, &n) == 0) {
+    if (hp && cc_nvml_procs(ordinal, p, &n) == 0) {
         for (unsigned i = 0; i < n; i++) {
             if (p[i].pid != hp || p[i].usedGpuMemory == (unsigned long long)NVML_VALUE_NOT_AVAILABLE)
                 continue;
