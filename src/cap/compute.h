@@ -26,6 +26,12 @@ struct cc_cdev {
     int ordinal;
     uint64_t last_pub_ns;    /* this process's last publication while owner */
     unsigned long long nvml_seen_us; /* NVML lastSeenTimeStamp */
+    /* NVML's own per-process sampling period, learned from the gaps between
+     * the newest sample timestamps of successive polls (min of the last 16;
+     * 0 = not known yet). */
+    unsigned long long nvml_last_ts;
+    unsigned nvml_gap_us[16];
+    unsigned nvml_gap_i;
 };
 
 /* The device state of a CUDA ordinal, set up on first use. NULL when out of

@@ -27,7 +27,6 @@ static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static cc_slock_t slock = {-1, 0};
 static int slock_tried;
 static __typeof__(&nvmlDeviceGetProcessUtilization) proc_util;
-static __typeof__(&nvmlDeviceGetUtilizationRates) dev_util;
 
 static uint64_t mono_ns(void)
 {
@@ -47,6 +46,16 @@ static int member(uint32_t pid)
 {
     cc_compute_region_t *r = cc_compute_region();
     return r ? cc_compute_is_member(r, pid) : pid == cc_compute_host_pid();
+}
+
+/* NVML's per-process sampling period as observed, minus 10 ms of jitter;
+ * 0 while unknown (then an empty poll means idle, the simulator's rule). */
+static unsigned nvml_period_us(const struct cc_cdev *d)
+{
+    unsigned m = 0;
+    for (int i = 0; i < 16; i++)
+        if (d->nvml_gap_us[i] && (!m || d->nvml_gap_us[i] < m)) m = d->nvml_gap_us[i];
+    return m > 10000 ? m - 10000 : 0;
 }
 
 /* One NVML call: the per-process samples since the last call, averaged per
@@ -72,10 +81,13 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int pr
          * on a real GPU NVML makes per-process samples every 1/6 s or so,
          * so a 100 ms poll often finds none while kernels run. Publishing 0
          * then would halve the measured utilization (seen on the H200: the
-         * cap held twice as high). So: 0 only when the device is idle too,
-         * otherwise no sample this cycle (the controller keeps its input). */
-        nvmlUtilization_t du;
-        if (dev_util && dev_util(d->nvml, &du) == NVML_SUCCESS && du.gpu > 0) return 0;
+         * cap held twice as high). So an empty poll means idle only once
+         * NVML's own period has passed since its newest sample; before that
+         * it is no sample this cycle (the controller keeps its input). The
+         * period is learned from the samples' timestamps: about 167 ms on
+         * the H200, the poll interval on the simulator (whose samples cover
+         * the time since lastSeen), so both read right. */
+        if (now < d->nvml_last_ts + nvml_period_us(d)) return 0; /* no sample due yet */
         *user_pm = *sys_pm = 0;
         d->nvml_seen_us = now;
         if (reg) cc_compute_publish_procs(reg, (unsigned)d->idx, NULL, NULL, 0);
@@ -106,6 +118,13 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int pr
             mine_pid[nmine] = pid;
             mine_pm[nmine++] = (uint16_t)avg_pm;
         }
+    }
+    if (seen > d->nvml_last_ts) {
+        if (d->nvml_last_ts) {
+            unsigned long long gap = seen - d->nvml_last_ts;
+            d->nvml_gap_us[d->nvml_gap_i++ % 16] = gap > 2000000ull ? 2000000u : (unsigned)gap;
+        }
+        d->nvml_last_ts = seen;
     }
     d->nvml_seen_us = seen;
     if (reg) cc_compute_publish_procs(reg, (unsigned)d->idx, mine_pid, mine_pm, nmine);
@@ -226,7 +245,6 @@ void cc_watcher_ensure(void)
         }
         cc_nvml_init();
         proc_util = cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetProcessUtilization");
-        dev_util = cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetUtilizationRates");
         pthread_t th;
         pthread_attr_t at;
         pthread_attr_init(&at);
