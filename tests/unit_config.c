@@ -126,8 +126,23 @@ static void garbage(void)
     CHECK(c.errors == 1 && !strcmp(c.state_dir, "/tmp/cudacap"), "long dir");
 }
 
+static void switches(void)
+{
+    cc_config_t c;
+    load(&c, (const char *[]){NULL});
+    CHECK(c.shared_bucket == 1 && c.ctx_overhead == 0 && c.errors == 0, "defaults");
+    load(&c, (const char *[]){"CUDACAP_SHARED_BUCKET", "0", "CUDACAP_CTX_OVERHEAD", "512m", NULL});
+    CHECK(c.shared_bucket == 0 && c.ctx_overhead == 512 * MiB && c.errors == 0, "set");
+    load(&c, (const char *[]){"CUDACAP_SHARED_BUCKET", "off", NULL});
+    CHECK(c.shared_bucket == 0, "off");
+    /* Garbage: the default, and the error counted. */
+    load(&c, (const char *[]){"CUDACAP_SHARED_BUCKET", "maybe", "CUDACAP_CTX_OVERHEAD", "big", NULL});
+    CHECK(c.shared_bucket == 1 && c.ctx_overhead == 0 && c.errors == 2, "garbage switches");
+}
+
 int main(void)
 {
+    switches();
     sizes();
     percents();
     env_names();

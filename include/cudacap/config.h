@@ -18,6 +18,12 @@ typedef struct cc_config {
      * (100 is stored as 0: a cap of 100 % caps nothing). */
     uint32_t sm_limit[CC_MAX_DEVICES];
     cc_controller_t controller;
+    /* 0: every process gets its own compute bucket (CUDACAP_SHARED_BUCKET=0,
+     * a baseline for comparisons); 1 (default): one bucket per container. */
+    int shared_bucket;
+    /* Context/library memory charged per process and device when NVML
+     * cannot measure it (CUDACAP_CTX_OVERHEAD; default 0). */
+    uint64_t ctx_overhead;
     /* The container's shared state folder. */
     char state_dir[CC_PATH_MAX];
     /* Number of values that did not parse (each reported on stderr). */

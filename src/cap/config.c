@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/log.h"
 
@@ -197,6 +198,26 @@ static void load_controller(cc_config_t *cfg, const char *(*get)(const char *))
     }
 }
 
+static void load_switches(cc_config_t *cfg, const char *(*get)(const char *))
+{
+    const char *sb = get("CUDACAP_SHARED_BUCKET");
+    cfg->shared_bucket = 1;
+    if (sb && *sb) {
+        if (!strcmp(sb, "0") || !strcasecmp(sb, "false") || !strcasecmp(sb, "off"))
+            cfg->shared_bucket = 0;
+        else if (strcmp(sb, "1") && strcasecmp(sb, "true") && strcasecmp(sb, "on")) {
+            cc_error("CUDACAP_SHARED_BUCKET=\"%s\" is not 0/1/on/off; using the shared bucket", sb);
+            cfg->errors++;
+        }
+    }
+    const char *oh = get("CUDACAP_CTX_OVERHEAD");
+    if (oh && *oh && cc_parse_size(oh, &cfg->ctx_overhead) != 0) {
+        cc_error("CUDACAP_CTX_OVERHEAD=\"%s\" is not a size; using 0", oh);
+        cfg->errors++;
+        cfg->ctx_overhead = 0;
+    }
+}
+
 void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *))
 {
     memset(cfg, 0, sizeof *cfg);
@@ -204,4 +225,5 @@ void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *))
     load_sm(cfg, get);
     load_state_dir(cfg, get);
     load_controller(cfg, get);
+    load_switches(cfg, get);
 }

@@ -58,10 +58,9 @@ static void open_region_locked(void)
 {
     if (region_tried) return;
     region_tried = 1;
-    const char *sb = getenv("CUDACAP_SHARED_BUCKET");
-    shared_off = sb && (!strcmp(sb, "0") || !strcasecmp(sb, "false") || !strcasecmp(sb, "off"));
+    shared_off = !cc_cfg.shared_bucket;
     if (shared_off) {
-        cc_info("CUDACAP_SHARED_BUCKET=%s: per-process compute buckets", sb);
+        cc_info("CUDACAP_SHARED_BUCKET=0: per-process compute buckets");
         return;
     }
     region = cc_compute_region_open(cc_cfg.state_dir);

@@ -50,17 +50,7 @@ void cc_mem_refresh_overhead(int ordinal)
     /* Not measurable (no NVML, pid unknown, MIG...): the configured estimate,
      * only if nothing was measured before. */
     if (cc_ml_overhead(m->h) == 0) {
-        static uint64_t est = UINT64_MAX;
-        if (est == UINT64_MAX) {
-            const char *v = getenv("CUDACAP_CTX_OVERHEAD");
-            uint64_t x = 0;
-            if (v && *v && cc_parse_size(v, &x) != 0) {
-                cc_warn("CUDACAP_CTX_OVERHEAD=\"%s\" is not a size; using 0", v);
-                x = 0;
-            }
-            est = x;
-        }
-        cc_ml_set_overhead(m->h, est);
+        cc_ml_set_overhead(m->h, cc_cfg.ctx_overhead);
     }
 }
 
