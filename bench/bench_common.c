@@ -74,3 +74,18 @@ const char *bench_library(const char *argv0)
     snprintf(path, sizeof path, "%s/../lib/libcudacap.so", dirname(exe));
     return path;
 }
+
+int bench_cuda_setup(const char *name, CUfunction *fn, CUstream *s)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule mod;
+    BENCH_CU(cuInit(0));
+    BENCH_CU(cuDeviceGet(&dev, 0));
+    BENCH_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+    BENCH_CU(cuCtxSetCurrent(ctx));
+    BENCH_CU(cuModuleLoadData(&mod, bench_ptx));
+    BENCH_CU(cuModuleGetFunction(fn, mod, name));
+    BENCH_CU(cuStreamCreate(s, CU_STREAM_NON_BLOCKING));
+    return 0;
+}

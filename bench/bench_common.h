@@ -31,6 +31,10 @@ int bench_compare(const char *self, const char *worker_arg, int rounds, double *
  * $CUDACAP_LIB. */
 const char *bench_library(const char *argv0);
 
+/* cuInit, the primary context of device 0 made current, the kernel NAME
+ * from bench_ptx, a non-blocking stream. 0, or 1 after printing the error. */
+int bench_cuda_setup(const char *name, CUfunction *fn, CUstream *s);
+
 #define BENCH_CU(call)                                                         \
     do {                                                                       \
         CUresult r_ = (call);                                                  \

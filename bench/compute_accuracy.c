@@ -50,19 +50,12 @@ static int worker(const char *shmfile, const char *fname, unsigned waves, double
     close(fd);
     if (m == MAP_FAILED) return 2;
     double t0 = bench_now();
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
     CUfunction fn;
     CUstream s;
-    BENCH_CU(cuInit(0));
-    BENCH_CU(cuDeviceGet(&dev, 0));
-    BENCH_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    BENCH_CU(cuCtxSetCurrent(ctx));
-    BENCH_CU(cuModuleLoadData(&mod, bench_ptx));
-    BENCH_CU(cuModuleGetFunction(&fn, mod, fname));
-    BENCH_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    if (bench_cuda_setup(fname, &fn, &s) != 0) return 1;
     int sms = 0;
+    CUdevice dev;
+    BENCH_CU(cuCtxGetDevice(&dev));
     BENCH_CU(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
     unsigned us = (unsigned)atoi(fname + 5);
     double per_launch = (double)waves * us * 1e-6;
@@ -101,18 +94,9 @@ static int worker(const char *shmfile, const char *fname, unsigned waves, double
 /* Launch rate of empty kernels (for the capped hot path's overhead). */
 static int overhead_worker(void)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
     CUfunction fn;
     CUstream s;
-    BENCH_CU(cuInit(0));
-    BENCH_CU(cuDeviceGet(&dev, 0));
-    BENCH_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    BENCH_CU(cuCtxSetCurrent(ctx));
-    BENCH_CU(cuModuleLoadData(&mod, bench_ptx));
-    BENCH_CU(cuModuleGetFunction(&fn, mod, "spin_0us"));
-    BENCH_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    if (bench_cuda_setup("spin_0us", &fn, &s) != 0) return 1;
     for (int i = 0; i < 1000; i++) BENCH_CU(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
     BENCH_CU(cuStreamSynchronize(s));
     long n = 0;

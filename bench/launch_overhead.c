@@ -13,18 +13,9 @@
 
 static int worker(void)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
     CUfunction fn;
     CUstream s;
-    BENCH_CU(cuInit(0));
-    BENCH_CU(cuDeviceGet(&dev, 0));
-    BENCH_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    BENCH_CU(cuCtxSetCurrent(ctx));
-    BENCH_CU(cuModuleLoadData(&mod, bench_ptx));
-    BENCH_CU(cuModuleGetFunction(&fn, mod, "spin_0us"));
-    BENCH_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    if (bench_cuda_setup("spin_0us", &fn, &s) != 0) return 1;
     const int batch = 1000;
     const char *secs = getenv("BENCH_SECONDS");
     double budget = secs ? atof(secs) : 1.0;
