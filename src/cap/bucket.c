@@ -51,6 +51,13 @@ uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, int64_t r
         rnd ^= rnd >> 17;
         rnd ^= rnd << 5;
         ns = ns / 2 + (int64_t)((uint64_t)ns * (rnd % 1024) / 1024);
+        /* Aging: the longer a waiter has waited, the more often it looks, so
+         * that among many waiters at a low cap none starves behind luckier
+         * ones (8 processes at 10 %: Jain's index 0.72 without it in one
+         * run). 20 ms of waiting halves the sleep. */
+        uint64_t waited = mono_ns() - t0;
+        ns = (int64_t)((double)ns * 20e6 / (20e6 + (double)waited));
+        if (ns < 100000) ns = 100000;
         struct timespec ts = {0, ns};
         nanosleep(&ts, NULL);
         if (cc_bucket_try_take(b, cost)) break;
