@@ -48,6 +48,8 @@ static void load(void)
     long w = env_long("CUDACAP_SIM_UTIL_WINDOW_MS", 1000);
     g_cfg.util_window_ns = (uint64_t)(w < 1 ? 1 : w) * 1000000ull;
     g_cfg.pid_offset = env_long("CUDACAP_SIM_PID_OFFSET", 0);
+    long ps = env_long("CUDACAP_SIM_PROC_SAMPLE_MS", 0);
+    g_cfg.proc_sample_us = (uint64_t)(ps < 0 ? 0 : ps) * 1000ull;
 }
 
 const struct sim_config *sim_config(void)

@@ -270,6 +270,71 @@ RUNNING_PROCS(nvmlDeviceGetComputeRunningProcesses_v3, nvmlProcessInfo_t, MIG_NA
 RUNNING_PROCS(nvmlDeviceGetComputeRunningProcesses_v2, nvmlProcessInfo_v2_t, MIG_NA)
 RUNNING_PROCS(nvmlDeviceGetComputeRunningProcesses, nvmlProcessInfo_v1_t, (void)0)
 
+/* CUDACAP_SIM_PROC_SAMPLE_MS > 0: NVIDIA's documented behaviour. Time is cut
+ * into periods of P µs aligned to the epoch (CLOCK_REALTIME); every completed
+ * period ending after lastSeen (and within the utilisation window) gives one
+ * sample per pid busy in it: smUtil = busy share of the period, timeStamp =
+ * the period's end. So a poll faster than P often finds nothing while
+ * kernels run, as on a real GPU. Cost: periods x ring entries scanned. */
+#define PERIODIC_MAX 1024
+static nvmlReturn_t proc_util_periodic(int d, nvmlProcessUtilizationSample_t *out, unsigned *count,
+                                       unsigned long long last_seen, uint64_t P)
+{
+    uint64_t w_us = sim_config()->util_window_ns / 1000ull;
+    uint64_t now_ns = sim_now_ns(), now_us = sim_realtime_us();
+    /* realtime µs -> monotonic ns: mono = real*1000 - off */
+    int64_t off = (int64_t)(now_us * 1000ull) - (int64_t)now_ns;
+    struct { uint32_t pid; uint64_t busy, ts; } row[PERIODIC_MAX];
+    unsigned n = 0;
+    struct sim_shared *s = sim_shm();
+    sim_lock(s);
+    struct sim_dev *dv = &s->dev[d];
+    uint64_t cnt = dv->ring_head < SIM_RING ? dv->ring_head : SIM_RING;
+    /* newest period first, so a full table keeps the newest samples */
+    for (uint64_t end = now_us / P * P; end > last_seen && end + w_us > now_us && end >= P; end -= P) {
+        int64_t a0 = (int64_t)((end - P) * 1000ull) - off, b0 = (int64_t)(end * 1000ull) - off;
+        unsigned first = n;
+        for (uint64_t k = 1; k <= cnt; k++) {
+            const struct sim_ival *e = &dv->ring[(dv->ring_head - k) % SIM_RING];
+            if ((int64_t)e->end_ns <= a0)
+                break;
+            int64_t a = (int64_t)e->start_ns > a0 ? (int64_t)e->start_ns : a0;
+            int64_t b = (int64_t)e->end_ns < b0 ? (int64_t)e->end_ns : b0;
+            if (b <= a)
+                continue;
+            unsigned j = first;
+            while (j < n && row[j].pid != e->nvml_pid)
+                j++;
+            if (j == n) {
+                if (n == PERIODIC_MAX)
+                    continue;
+                row[n].pid = e->nvml_pid;
+                row[n].busy = 0;
+                row[n].ts = end;
+                n++;
+            }
+            row[j].busy += (uint64_t)(b - a);
+        }
+    }
+    sim_unlock(s);
+    if (n == 0)
+        return NVML_ERROR_NOT_FOUND;
+    if (!out || *count < n) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    uint64_t span = P * 1000ull;
+    for (unsigned j = 0; j < n; j++) {
+        memset(&out[j], 0, sizeof out[j]);
+        out[j].pid = row[j].pid;
+        out[j].timeStamp = row[j].ts;
+        unsigned u = (unsigned)((row[j].busy * 100 + span / 2) / span);
+        out[j].smUtil = u > 100 ? 100 : u;
+    }
+    *count = n;
+    return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,
                                              unsigned int *processSamplesCount,
                                              unsigned long long lastSeenTimeStamp)
@@ -278,6 +343,9 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUti
     int d = dev_of(device);
     if (d < 0 || !processSamplesCount)
         return NVML_ERROR_INVALID_ARGUMENT;
+    if (sim_config()->proc_sample_us)
+        return proc_util_periodic(d, utilization, processSamplesCount, lastSeenTimeStamp,
+                                  sim_config()->proc_sample_us);
     uint64_t w = sim_config()->util_window_ns;
     uint64_t now = sim_now_ns(), now_us = sim_realtime_us();
     uint64_t from = now > w ? now - w : 0;

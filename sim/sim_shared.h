@@ -57,6 +57,7 @@ struct sim_config {
     uint64_t ctx_mem;
     uint64_t util_window_ns;
     int64_t pid_offset;
+    uint64_t proc_sample_us;  /* CUDACAP_SIM_PROC_SAMPLE_MS; 0: samples cover [lastSeen, now] */
 };
 
 const struct sim_config *sim_config(void);

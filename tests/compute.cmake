@@ -111,3 +111,22 @@ if(COMMAND cc_memory_control_lib)
                "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000" "LD_PRELOAD=${_pre}")
   set_tests_properties(compute.hostpid.join.control PROPERTIES WILL_FAIL TRUE LABELS compute)
 endif()
+
+# NVML samples per process every 1/6 s (real GPUs; simulator setting
+# CUDACAP_SIM_PROC_SAMPLE_MS) while the watcher polls every 100 ms. Control:
+# the library reading an empty poll as 0 % (CC_TEST_EMPTY_IS_IDLE) holds ~2x.
+cc_sim_client(compute_nvmlperiod compute_nvmlperiod.c)
+cc_add_preloaded_test(compute.nvmlperiod compute_nvmlperiod)
+set_tests_properties(compute.nvmlperiod PROPERTIES LABELS compute)
+set_property(TEST compute.nvmlperiod APPEND PROPERTY ENVIRONMENT
+             "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PROC_SAMPLE_MS=167")
+if(COMMAND cc_memory_control_lib)
+  cc_memory_control_lib(cudacap_empty_idle CC_TEST_EMPTY_IS_IDLE)
+  add_dependencies(compute_nvmlperiod cudacap_empty_idle)
+  cc_add_preloaded_test(compute.nvmlperiod.control compute_nvmlperiod)
+  string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/cudacap_empty_idle/libcudacap.so"
+         _pre "${CUDACAP_PRELOAD}")
+  set_property(TEST compute.nvmlperiod.control APPEND PROPERTY ENVIRONMENT
+               "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PROC_SAMPLE_MS=167" "LD_PRELOAD=${_pre}")
+  set_tests_properties(compute.nvmlperiod.control PROPERTIES WILL_FAIL TRUE LABELS compute)
+endif()

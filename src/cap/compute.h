@@ -32,6 +32,7 @@ struct cc_cdev {
     unsigned long long nvml_last_ts;
     unsigned nvml_gap_us[16];
     unsigned nvml_gap_i;
+    unsigned long long nvml_poll_us; /* when this process last polled NVML */
 };
 
 /* The device state of a CUDA ordinal, set up on first use. NULL when out of

@@ -1,0 +1,78 @@
+/* CUDACAP_SIM_PROC_SAMPLE_MS: per-process samples per completed period, as
+ * NVIDIA documents them. A child runs a 40 % duty cycle (4 ms of every 10 ms)
+ * for 3 s; the parent polls every 100 ms with lastSeen = the newest timestamp
+ * seen, as cudacap's watcher does. Checks: timestamps are period ends (> lastSeen,
+ * multiples of the period), some polls are empty (167 ms > 100 ms), and
+ * sum(smUtil x period) over the samples after the first poll's, divided by the
+ * time they cover, reads back the duty cycle within 2 pp. */
+#include "simtest.h"
+
+#include <unistd.h>
+
+#include "cudacap/nvml.h"
+
+#define PERIOD_MS 167
+#define RUN_MS 3000.0
+
+static int duty(void *arg)
+{
+    double t0 = *(double *)arg;
+    st_ctx();
+    CUfunction f = st_func("spin_4000us");
+    for (int i = 0; i * 10.0 < RUN_MS; i++) {
+        st_sleep_until_ms(t0 + i * 10.0);
+        CU(cuLaunchKernel(f, 132, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    }
+    st_sleep_until_ms(t0 + RUN_MS + 100);
+    return 0;
+}
+
+int main(void)
+{
+    st_setup();
+    setenv("CUDACAP_SIM_PROC_SAMPLE_MS", "167", 1);
+    CHECK(nvmlInit_v2() == NVML_SUCCESS);
+    nvmlDevice_t h;
+    CHECK(nvmlDeviceGetHandleByIndex_v2(0, &h) == NVML_SUCCESS);
+    double t0 = st_ms() + 50;
+    int pid = st_fork(duty, &t0);
+    unsigned long long seen = 0, first_ts = 0;
+    double sum_us = 0;
+    int empty = 0, polls = 0, samples = 0;
+    const unsigned long long P = PERIOD_MS * 1000ull;
+    /* poll from 300 ms (steady state) to the end of the run */
+    for (double t = t0 + 300; t < t0 + RUN_MS; t += 100) {
+        st_sleep_until_ms(t);
+        nvmlProcessUtilizationSample_t s[16];
+        unsigned n = 16;
+        nvmlReturn_t r = nvmlDeviceGetProcessUtilization(h, s, &n, seen);
+        polls++;
+        if (r == NVML_ERROR_NOT_FOUND) {
+            empty++;
+            continue;
+        }
+        CHECK(r == NVML_SUCCESS);
+        unsigned long long newest = seen;
+        for (unsigned i = 0; i < n; i++) {
+            CHECK(s[i].timeStamp > seen);
+            CHECK(s[i].timeStamp % P == 0);
+            CHECK(s[i].pid == (unsigned)pid);
+            if (first_ts) {
+                sum_us += s[i].smUtil / 100.0 * (double)P;
+                samples++;
+            }
+            if (s[i].timeStamp > newest) newest = s[i].timeStamp;
+        }
+        if (!first_ts) first_ts = newest;
+        seen = newest;
+    }
+    CHECK(st_wait(pid) == 0);
+    CHECK(first_ts && seen > first_ts);
+    double util = 100.0 * sum_us / (double)(seen - first_ts);
+    printf("%d polls, %d empty, %d samples, duty read back %.2f%% (want 40)\n", polls, empty, samples, util);
+    CHECK(empty > 0);
+    CHECK(samples == (int)((seen - first_ts) / P)); /* one per period, none lost */
+    NEAR(util, 40.0, 2.0);
+    nvmlShutdown();
+    return 0;
+}
