@@ -26,6 +26,7 @@
 
 #include "cap/memledger.h"
 #include "check.h"
+#include "mp_util.h"
 #include "cudacap/mem_region.h"
 
 #define NPROC 8
@@ -39,21 +40,6 @@ struct shared {
     int ready[64];
 };
 static struct shared *S;
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 static void fresh_dir(const char *dir)
 {

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "mp_util.h"
 #include "cudacap/nvml.h"
 
 #define MIB (1ull << 20)
@@ -52,21 +53,6 @@ struct shared {
     uint64_t ledger, truth;
 };
 static struct shared *S;
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 static uint64_t env_size(const char *name)
 {

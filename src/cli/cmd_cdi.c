@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/render.h"
 
 #define CTR_STATE "/var/run/cudacap"
 #define CTR_LIB "/usr/local/lib/cudacap/libcudacap.so"
@@ -36,18 +37,6 @@ static void usage(FILE *f)
           "  --output FILE        write FILE (e.g. /etc/cdi/cudacap.json) and create the\n"
           "                       missing state folders (CDI bind mounts need them)\n",
           f);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-    fputc('"', f);
 }
 
 static int valid_name(const char *n)

@@ -92,7 +92,7 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
     }
 }
 
-static void json_str(FILE *f, const char *s)
+void json_str(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s; s++) {

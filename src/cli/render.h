@@ -16,4 +16,7 @@ void render_prom(FILE *f, struct snap *const *s, int n);
 /* "12.3%" or "-" */
 const char *render_pct(int have, uint32_t pm, char *buf, size_t len);
 
+/* Writes s as a JSON string literal (quotes, backslashes, control bytes escaped). */
+void json_str(FILE *f, const char *s);
+
 #endif
