@@ -130,3 +130,22 @@ if(COMMAND cc_memory_control_lib)
                "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PROC_SAMPLE_MS=167" "LD_PRELOAD=${_pre}")
   set_tests_properties(compute.nvmlperiod.control PROPERTIES WILL_FAIL TRUE LABELS compute)
 endif()
+
+# The cap over windows shorter than a refill period (NVML's window on a real
+# GPU is not aligned with ours). Control: tokens only at the period refill
+# (CC_TEST_NO_DRIP) spend in one burst per period.
+cc_sim_client(compute_smooth compute_smooth.c)
+cc_add_preloaded_test(compute.smooth compute_smooth)
+set_tests_properties(compute.smooth PROPERTIES LABELS compute)
+set_property(TEST compute.smooth APPEND PROPERTY ENVIRONMENT
+             "CUDACAP_SM_LIMIT=30")
+if(COMMAND cc_memory_control_lib)
+  cc_memory_control_lib(cudacap_no_drip CC_TEST_NO_DRIP)
+  add_dependencies(compute_smooth cudacap_no_drip)
+  cc_add_preloaded_test(compute.smooth.control compute_smooth)
+  string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/cudacap_no_drip/libcudacap.so"
+         _pre "${CUDACAP_PRELOAD}")
+  set_property(TEST compute.smooth.control APPEND PROPERTY ENVIRONMENT
+               "CUDACAP_SM_LIMIT=30" "LD_PRELOAD=${_pre}")
+  set_tests_properties(compute.smooth.control PROPERTIES WILL_FAIL TRUE LABELS compute)
+endif()

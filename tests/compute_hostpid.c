@@ -72,17 +72,6 @@ static int child(struct shared *sh, int k)
     return 0;
 }
 
-static const cc_compute_region_t *map_region(const char *dir)
-{
-    char p[1024];
-    snprintf(p, sizeof p, "%s/%s", dir, CC_COMPUTE_FILE);
-    int fd = open(p, O_RDONLY);
-    if (fd < 0) return NULL;
-    void *m = mmap(NULL, CC_COMPUTE_FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    return m == MAP_FAILED ? NULL : m;
-}
-
 int main(void)
 {
     const char *state = getenv("CUDACAP_STATE_DIR"), *off = getenv("CUDACAP_SIM_PID_OFFSET");
@@ -94,7 +83,7 @@ int main(void)
         if ((pids[k] = fork()) == 0) _exit(child(sh, k));
     /* Mid-run (the 4 have run ~2 s): read what the library published. */
     usleep(2500 * 1000);
-    const cc_compute_region_t *r = map_region(state);
+    const cc_compute_region_t *r = mp_map_compute_region(state);
     CHECK(r != NULL, "no compute region in %s", state);
     uint32_t sum_pm = 0, cont_pm = 0, owner = 0;
     double util_avg = 0;

@@ -4,13 +4,17 @@
 #ifndef CC_COMPUTE_MP_H
 #define CC_COMPUTE_MP_H
 
+#include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "cudacap/compute_region.h"
 
 static inline void *mp_shared(size_t n)
 {
@@ -50,6 +54,18 @@ static inline int mp_wait_all(const pid_t *pids, int n)
         if (waitpid(pids[i], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) bad++;
     }
     return bad;
+}
+
+/* The container's compute region, read-only (what `cudacap status` sees). */
+static inline const cc_compute_region_t *mp_map_compute_region(const char *dir)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dir, CC_COMPUTE_FILE);
+    int fd = open(p, O_RDONLY);
+    if (fd < 0) return NULL;
+    void *m = mmap(NULL, CC_COMPUTE_FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    return m == MAP_FAILED ? NULL : m;
 }
 
 #endif

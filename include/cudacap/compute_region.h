@@ -17,7 +17,7 @@
 
 #define CC_COMPUTE_FILE "compute.region"
 #define CC_COMPUTE_MAGIC 0x504d4343u /* "CCMP" */
-#define CC_COMPUTE_LAYOUT 2u /* 2: per-process utilization, sampling owner */
+#define CC_COMPUTE_LAYOUT 3u /* 2: per-process utilization, sampling owner; 3: accrual stamps */
 #define CC_COMPUTE_FILE_SIZE 65536u /* PERMANENT: never changes across versions */
 #define CC_COMPUTE_DEVICES 16u
 #define CC_COMPUTE_PROCS 256u
@@ -97,13 +97,20 @@ typedef struct cc_compute_region {
     cc_compute_uuid_t uuid[CC_COMPUTE_DEVICES];
     cc_compute_proc_t proc[CC_COMPUTE_PROCS];
     cc_compute_owner_t owner[CC_COMPUTE_DEVICES];
+    /* Per device line: the CLOCK_MONOTONIC time up to which the controller's
+     * share has been paid into the bucket (0 = not yet). Whoever advances it
+     * by CAS pays the interval in: the refill winner once a period, and
+     * waiting launches in between (src/cap/bucket.h, cc_drip). Off the
+     * bucket's line: only waiters and the refill touch it. */
+    uint64_t accrued_ns[CC_COMPUTE_DEVICES];
 } cc_compute_region_t;
 
 _Static_assert(offsetof(cc_compute_region_t, dev) == 64, "devices start on a cache line");
 _Static_assert(offsetof(cc_compute_region_t, uuid) == 1088, "uuid table");
 _Static_assert(offsetof(cc_compute_region_t, proc) == 1856, "process table");
 _Static_assert(offsetof(cc_compute_region_t, owner) == 12096, "owner table");
-_Static_assert(sizeof(cc_compute_region_t) == 12224, "layout size");
+_Static_assert(offsetof(cc_compute_region_t, accrued_ns) == 12224, "accrual stamps");
+_Static_assert(sizeof(cc_compute_region_t) == 12352, "layout size");
 _Static_assert(sizeof(cc_compute_region_t) <= CC_COMPUTE_FILE_SIZE, "fits its file");
 
 #endif

@@ -3,6 +3,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "cap/election.h"
+
 int64_t cc_bucket_add(int64_t *b, int64_t delta, int64_t hi)
 {
     int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED), next;
@@ -25,10 +27,65 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, int64_t rate_ns_per_s)
+int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_step, int64_t share)
+{
+    uint64_t last = __atomic_load_n(d->accrued_ns, __ATOMIC_RELAXED);
+    if (last != 0 && (now < last || now - last < min_step)) return 0;
+    /* Strong CAS: the winner alone pays [last, now); a loser's interval is
+     * the winner's, so nothing is paid twice and nothing is lost. Relaxed:
+     * the stamp guards no other data. */
+    if (!__atomic_compare_exchange_n(d->accrued_ns, &last, now, 0, __ATOMIC_RELAXED,
+                                     __ATOMIC_RELAXED))
+        return 0;
+    if (last == 0) return 0;
+    uint64_t dt = now - last;
+    if (dt > 10 * CC_PERIOD_NS) dt = 10 * CC_PERIOD_NS;
+    if (share < 0) share = __atomic_load_n(d->share, __ATOMIC_RELAXED);
+    int64_t add = (int64_t)((double)share * (double)dt / (double)CC_PERIOD_NS);
+    if (add <= 0) return 0;
+    /* Ceiling: capacity, or one period's share when that is larger (a share
+     * above capacity must still be payable each period), never more: after
+     * a long gap (the container idle, or a region left by processes that
+     * have exited) the bucket holds one period, not ten (seen: 1 s of
+     * tokens, the device at 100 % for a second). */
+    int64_t hi = add < share ? add : share;
+    cc_bucket_add(b, add, d->capacity > hi ? d->capacity : hi);
+    return add;
+}
+
+/* How long a waiter lets tokens accrue before paying them in: until they
+ * cover CC_DRIP_LUMP launches like its own (at most one period's share, at
+ * least CC_DRIP_STEP_NS). Paid one launch at a time, the supply would reach
+ * each process as single kernels spread evenly over every sample, and
+ * NVML's per-process figures, whole percents, round such a trickle the same
+ * way every time: 8 processes at cap 10 each ran one 1.54 ms kernel per
+ * 100 ms sample, read as 2 %, and the container got 0.84-0.87 of its cap
+ * (bench/compute_accuracy). A lump lets the process that pays it run a
+ * short burst of its launches, and its figures vary from sample to sample. */
+static uint64_t drip_step(const cc_drip_t *d, int64_t cost)
+{
+    int64_t share = __atomic_load_n(d->share, __ATOMIC_RELAXED);
+    if (share <= 0) return CC_PERIOD_NS;
+    int64_t lump = cost * CC_DRIP_LUMP;
+    if (lump > share) lump = share;
+    uint64_t step = (uint64_t)((double)lump * (double)CC_PERIOD_NS / (double)share);
+    return step < CC_DRIP_STEP_NS ? CC_DRIP_STEP_NS : step;
+}
+
+uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_drip_t *drip)
 {
     if (cc_bucket_try_take(b, cost)) return 0;
     uint64_t t0 = mono_ns();
+#ifdef CC_TEST_NO_DRIP /* negative control of tests/compute_smooth.c: tokens only at refills */
+    drip = NULL;
+#endif
+    /* Tokens since the last payment: often enough that nobody sleeps. */
+    uint64_t step = drip ? drip_step(drip, cost) : 0;
+    if (drip && cc_drip_pay(b, drip, t0, step, -1) && cc_bucket_try_take(b, cost))
+        return mono_ns() - t0;
+    int64_t rate_ns_per_s =
+        drip ? __atomic_load_n(drip->share, __ATOMIC_RELAXED) * (int64_t)(1000000000ull / CC_PERIOD_NS)
+             : 0;
     /* Only store when clear: a line every waiter writes every wake would
      * bounce between processes for nothing. */
     if (throttled && !__atomic_load_n(throttled, __ATOMIC_RELAXED))
@@ -60,6 +117,7 @@ uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, int64_t r
         if (ns < 100000) ns = 100000;
         struct timespec ts = {0, ns};
         nanosleep(&ts, NULL);
+        if (drip) cc_drip_pay(b, drip, mono_ns(), step, -1);
         if (cc_bucket_try_take(b, cost)) break;
         /* The refill winner clears the flag each period: a waiter that is
          * still waiting says so again, or the controller would see an idle

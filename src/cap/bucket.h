@@ -62,10 +62,37 @@ static inline void cc_bucket_charge(int64_t *b, int64_t cost)
     if (cost != 0) cc_bucket_add(b, -cost, INT64_MAX);
 }
 
+/* The supply, paid continuously. The controller sets share (ns of device
+ * time per nominal period, CC_PERIOD_NS); tokens accrue at that rate from
+ * *accrued_ns on, and whoever advances that stamp by CAS pays the interval
+ * in: the refill winner once a period, and launches that find the bucket
+ * empty, between refills. Why not only at the refill: a whole period's
+ * tokens at once let the waiting processes spend them in one burst (the
+ * device at 100 % for cap x 100 ms, then idle), which averages to the cap
+ * but swings NVML's shorter, unaligned windows from 0 to 100 % (the H200's
+ * p90 was cap + 17; tests/compute_smooth.c). A waiter pays in once the
+ * accrued tokens cover CC_DRIP_LUMP launches like its own (bucket.c says
+ * why), and never more often than every CC_DRIP_STEP_NS: waiters CAS the
+ * stamp at most 2000 times a second. */
+#define CC_DRIP_STEP_NS 500000ull
+#define CC_DRIP_LUMP 4
+typedef struct cc_drip {
+    uint64_t *accrued_ns; /* shared stamp (compute region) or a private one */
+    const int64_t *share; /* controller output, ns per nominal period */
+    int64_t capacity;     /* ceiling of what accrual may fill the bucket to */
+} cc_drip_t;
+
+/* Pays share x (now - *accrued_ns) / period into the bucket b, never past
+ * max(capacity, one period's share) (an idle bucket fills to capacity),
+ * when at least min_step has passed; share < 0 means "read *d->share".
+ * The interval is capped at 10 periods. A first call only sets the stamp.
+ * Returns the tokens added. */
+int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_step, int64_t share);
+
 /* Blocking admission: waits (sleeping, never spinning hot) until the bucket
- * admits. *throttled is set (once per wait) so the controller knows demand
- * exceeded supply. rate_ns_per_s: current refill rate, to size the sleep.
- * Returns the nanoseconds waited. */
-uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, int64_t rate_ns_per_s);
+ * admits, paying the drip in while it waits (drip may be NULL: then only
+ * others refill). *throttled is set (once per wait) so the controller knows
+ * demand exceeded supply. Returns the nanoseconds waited. */
+uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_drip_t *drip);
 
 #endif

@@ -7,6 +7,7 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include "cap/bucket.h"
 #include "cap/sampling_lock.h"
 #include "cudacap/compute_region.h"
 #include "cudacap/nvml.h"
@@ -22,6 +23,8 @@ struct cc_cdev {
     uint32_t cap_pm;
     int64_t nominal;         /* cap x period: ns of device time per period */
     int64_t capacity;        /* bucket ceiling for refills */
+    cc_drip_t drip;          /* continuous supply: stamp in the region, or own_accrued */
+    uint64_t own_accrued;    /* the stamp of a per-process bucket */
     nvmlDevice_t nvml;
     int ordinal;
     uint64_t last_pub_ns;    /* this process's last publication while owner */

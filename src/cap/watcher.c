@@ -153,7 +153,7 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int pr
     return 1;
 }
 
-static void refill(struct cc_cdev *d, uint64_t now, uint64_t elapsed, cc_controller_t kind);
+static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind);
 
 static void cycle(struct cc_cdev *d)
 {
@@ -176,12 +176,11 @@ static void cycle(struct cc_cdev *d)
         if (cc_sample_stale(line, now, CC_PERIOD_NS) && sample(d, &u, &s, 0))
             cc_sample_publish(line, u, s, now, 0);
     }
-    uint64_t elapsed;
     uint64_t thr = cc_refill_threshold(line, owner || nolock, CC_PERIOD_NS);
-    if (cc_refill_try(line, now, thr, &elapsed)) refill(d, now, elapsed, cc_cfg.controller);
+    if (cc_refill_try(line, now, thr, NULL)) refill(d, now, cc_cfg.controller);
 }
 
-static void refill(struct cc_cdev *d, uint64_t now, uint64_t elapsed, cc_controller_t kind)
+static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind)
 {
     cc_compute_dev_t *line = d->line;
     cc_refill_begin(line);
@@ -205,14 +204,12 @@ static void refill(struct cc_cdev *d, uint64_t now, uint64_t elapsed, cc_control
     cc_ctrl_output_t out;
     st = cc_ctrl_step(st, &in, &out);
     if (in.sample_valid) __atomic_store_n(&line->ctrl_sample, stamp, __ATOMIC_RELAXED);
-    if (out.bypass) {
-        /* A delta, never a store (bucket.h). */
-        cc_bucket_bring_to(&line->tokens, out.bucket_target);
-    } else {
-        int64_t add = (int64_t)((double)st.share * (double)elapsed / (double)CC_PERIOD_NS);
-        int64_t hi = d->capacity > add ? d->capacity : add;
-        cc_bucket_add(&line->tokens, add, hi);
-    }
+    /* What has accrued since the last payment (by us or by waiters), at the
+     * share that was in force over it; the new share applies from now on. */
+    int64_t old_share = __atomic_load_n(&line->share, __ATOMIC_RELAXED);
+    cc_drip_pay(&line->tokens, &d->drip, now, 0, old_share);
+    /* A delta, never a store (bucket.h). */
+    if (out.bypass) cc_bucket_bring_to(&line->tokens, out.bucket_target);
     __atomic_store_n(&line->share, st.share, __ATOMIC_RELAXED);
     __atomic_store_n(&line->up_limit_pm, st.up_limit_pm, __ATOMIC_RELAXED);
     __atomic_store_n(&line->md_cooldown, st.md_cooldown, __ATOMIC_RELAXED);

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Real GPU, run by tests/gpu/compute_gpu.sh.
+"""Real GPU, run by tests/gpu/compute_issue4.sh.
   compute_torch.py work SECONDS N OUTFILE
       under the preload: back-to-back N x N fp16 matmuls (N=8192: ~1 wave of
       long blocks; N=1024 x 64 batched: many short blocks) for SECONDS; writes
       the matmuls done per second to OUTFILE.
   compute_torch.py long SECONDS OUTFILE
-      under the preload: kernels of >= 50 ms each (a chain of large matmuls
-      in one kernel-heavy op), gpu_burn-like.
+      under the preload: kernels of >= 50 ms each (one 32768^2 fp16 matmul
+      per kernel), gpu_burn-like.
   compute_torch.py sample SECONDS WARM PIDFILE...
       not preloaded: NVML per-process utilization every 100 ms, summed per
       PIDFILE group (one group per container); prints avg and p90 per group
@@ -27,8 +27,10 @@ if mode in ("work", "long"):
             step = lambda: torch.bmm(a, b)
     else:
         out = sys.argv[3]
-        a = torch.randn(16384, 16384, device="cuda", dtype=torch.float16); b = torch.randn_like(a)
-        step = lambda: torch.mm(a, b)  # ~50+ ms on an H200 in fp16 at 16k
+        # 2 x 32768^3 = 7e13 flop: ~100 ms per kernel on an H200 in fp16
+        # (16384^2 would be ~13 ms, not a long kernel there).
+        a = torch.randn(32768, 32768, device="cuda", dtype=torch.float16); b = torch.randn_like(a)
+        step = lambda: torch.mm(a, b)
     step(); torch.cuda.synchronize()
     t0, k = time.time(), 0
     while time.time() - t0 < secs:
