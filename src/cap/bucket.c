@@ -67,6 +67,7 @@ static uint64_t drip_step(const cc_drip_t *d, int64_t cost)
     int64_t share = __atomic_load_n(d->share, __ATOMIC_RELAXED);
     if (share <= 0) return CC_PERIOD_NS;
     int64_t lump = cost * CC_DRIP_LUMP;
+    if (lump < CC_DRIP_LUMP_MIN_NS) lump = CC_DRIP_LUMP_MIN_NS;
     if (lump > share) lump = share;
     uint64_t step = (uint64_t)((double)lump * (double)CC_PERIOD_NS / (double)share);
     return step < CC_DRIP_STEP_NS ? CC_DRIP_STEP_NS : step;

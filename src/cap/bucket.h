@@ -75,7 +75,12 @@ static inline void cc_bucket_charge(int64_t *b, int64_t cost)
  * why), and never more often than every CC_DRIP_STEP_NS: waiters CAS the
  * stamp at most 2000 times a second. */
 #define CC_DRIP_STEP_NS 500000ull
+#ifndef CC_DRIP_LUMP /* -D overrides: for measurements on a real GPU */
 #define CC_DRIP_LUMP 4
+#endif
+#ifndef CC_DRIP_LUMP_MIN_NS
+#define CC_DRIP_LUMP_MIN_NS 0
+#endif
 typedef struct cc_drip {
     uint64_t *accrued_ns; /* shared stamp (compute region) or a private one */
     const int64_t *share; /* controller output, ns per nominal period */
