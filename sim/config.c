@@ -50,6 +50,7 @@ static void load(void)
     g_cfg.pid_offset = env_long("CUDACAP_SIM_PID_OFFSET", 0);
     long ps = env_long("CUDACAP_SIM_PROC_SAMPLE_MS", 0);
     g_cfg.proc_sample_us = (uint64_t)(ps < 0 ? 0 : ps) * 1000ull;
+    g_cfg.proc_sample_one = env_long("CUDACAP_SIM_PROC_SAMPLE_ONE", 0) != 0;
 }
 
 const struct sim_config *sim_config(void)

@@ -315,6 +315,22 @@ static nvmlReturn_t proc_util_periodic(int d, nvmlProcessUtilizationSample_t *ou
             }
             row[j].busy += (uint64_t)(b - a);
         }
+        if (sim_config()->proc_sample_one && n > first + 1) {
+            /* The H200 with two saturating containers: one sample per period,
+             * the device's busy share, under one pid: the one running at an
+             * instant drawn from the period (deterministic per period, so
+             * every caller sees the same sample). */
+            uint64_t all = 0;
+            for (unsigned j = first; j < n; j++) all += row[j].busy;
+            uint64_t h = end * 0x9e3779b97f4a7c15ull;
+            h ^= h >> 29;
+            uint64_t r = (h * 0xbf58476d1ce4e5b9ull >> 11) % all;
+            unsigned pick = first;
+            while (pick + 1 < n && r >= row[pick].busy) r -= row[pick++].busy;
+            row[first] = row[pick];
+            row[first].busy = all;
+            n = first + 1;
+        }
     }
     sim_unlock(s);
     if (n == 0)

@@ -58,6 +58,7 @@ struct sim_config {
     uint64_t util_window_ns;
     int64_t pid_offset;
     uint64_t proc_sample_us;  /* CUDACAP_SIM_PROC_SAMPLE_MS; 0: samples cover [lastSeen, now] */
+    int proc_sample_one;      /* CUDACAP_SIM_PROC_SAMPLE_ONE: one pid per periodic sample */
 };
 
 const struct sim_config *sim_config(void);

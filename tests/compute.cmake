@@ -149,3 +149,22 @@ if(COMMAND cc_memory_control_lib)
                "CUDACAP_SM_LIMIT=30" "LD_PRELOAD=${_pre}")
   set_tests_properties(compute.smooth.control PROPERTIES WILL_FAIL TRUE LABELS compute)
 endif()
+
+# Two containers on one device with NVML attributing each sample to one pid
+# (the H200 under two saturating containers). Control: the first controller
+# (its bypass raised debt, auto's guarded cut, a symmetric exclusivity debounce).
+cc_sim_client(compute_twocont compute_twocont.c)
+cc_add_preloaded_test(compute.twocont compute_twocont)
+set_tests_properties(compute.twocont PROPERTIES LABELS compute)
+set_property(TEST compute.twocont APPEND PROPERTY ENVIRONMENT
+             "CUDACAP_SIM_PROC_SAMPLE_MS=167" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
+if(COMMAND cc_memory_control_lib)
+  cc_memory_control_lib(cudacap_first_ctrl CC_TEST_FIRST_CONTROLLER)
+  add_dependencies(compute_twocont cudacap_first_ctrl)
+  cc_add_preloaded_test(compute.twocont.control compute_twocont)
+  string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/cudacap_first_ctrl/libcudacap.so"
+         _pre "${CUDACAP_PRELOAD}")
+  set_property(TEST compute.twocont.control APPEND PROPERTY ENVIRONMENT
+               "CUDACAP_SIM_PROC_SAMPLE_MS=167" "CUDACAP_SIM_PROC_SAMPLE_ONE=1" "LD_PRELOAD=${_pre}")
+  set_tests_properties(compute.twocont.control PROPERTIES WILL_FAIL TRUE LABELS compute)
+endif()

@@ -4,9 +4,10 @@
  *               none lost. Negative control: built with -DCC_TEST_PLAIN_TAKE
  *               (load + store instead of CAS) the same run loses deductions
  *               (ctest compute.bucket.deductions.control, WILL_FAIL).
- *   bypass      consumers take while another process runs the anti-jitter
- *               bypass (bring the bucket to a target) in a loop: every token
- *               is accounted for (final = start + deltas - taken). Negative
+ *   bypass      consumers take while another process adds tokens and runs
+ *               the anti-jitter bypass (trim the bucket to a target) in a
+ *               loop: every token is accounted for (final = start + added +
+ *               trims - taken). Negative
  *               control: -DCC_TEST_BYPASS_STORE (the seed's store) resurrects
  *               tokens (compute.bucket.bypass.control, WILL_FAIL). */
 #include <string.h>
@@ -78,7 +79,10 @@ static int bypass(void)
         mp_barrier(&s->barrier, N + 1);
         int64_t sum = 0;
         while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
-            sum += cc_bucket_bring_to(&s->bucket, target);
+            /* Lift it above target so the trim has work (a refill would). */
+            cc_bucket_add(&s->bucket, 64, INT64_MAX);
+            sum += 64;
+            sum += cc_bucket_trim_to(&s->bucket, target);
             __atomic_add_fetch(&s->bypasses, 1, __ATOMIC_RELAXED);
         }
         s->deltas = sum;

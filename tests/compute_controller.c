@@ -109,6 +109,23 @@ static void unit(void)
         if (c == 35) CHECK(!st.excl_debounced, "others present for 15 cycles but exclusive");
     }
     CHECK(resets == 1, "%d exclusivity losses (want 1)", resets);
+    /* Then NVML names one process per sample (two busy containers on the
+     * H200): ours reads the device's whole share in 5 samples of 8, others
+     * in the rest. That is not "alone": 300 cycles, never exclusive. */
+    uint32_t rnd = 12345;
+    for (int c = 0; c < 300; c++) {
+        rnd = rnd * 1103515245u + 12345u;
+        int ours = (rnd >> 16) % 8 < 5;
+        cc_ctrl_input_t in = {.kind = CC_CTRL_AUTO, .cap_pm = 300, .user_pm = ours ? 800 : 0,
+                              .sys_pm = 800, .sample_valid = 1, .throttled = 1,
+                              .nominal = 30000000};
+        cc_ctrl_output_t out;
+        st = cc_ctrl_step(st, &in, &out);
+        if (st.excl_debounced) {
+            CHECK(0, "one-pid samples read as alone at cycle %d", c);
+            break;
+        }
+    }
 }
 
 static void aimd_mp(void)

@@ -61,13 +61,19 @@ int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_s
  * way every time: 8 processes at cap 10 each ran one 1.54 ms kernel per
  * 100 ms sample, read as 2 %, and the container got 0.84-0.87 of its cap
  * (bench/compute_accuracy). A lump lets the process that pays it run a
- * short burst of its launches, and its figures vary from sample to sample. */
+ * short burst of its launches, and its figures vary from sample to sample.
+ * And at least CC_DRIP_LUMP_MIN_NS (5 ms; a quarter of the period's share at
+ * low caps): on the H200, four processes alternating 1 ms lumps of 0.25 ms
+ * kernels got 0.26 of their uncapped throughput at cap 30 where 5 ms lumps
+ * got 0.31, at the same NVML utilization and p90 (docs/validation.md):
+ * switching between processes' contexts costs device time. */
 static uint64_t drip_step(const cc_drip_t *d, int64_t cost)
 {
     int64_t share = __atomic_load_n(d->share, __ATOMIC_RELAXED);
     if (share <= 0) return CC_PERIOD_NS;
-    int64_t lump = cost * CC_DRIP_LUMP;
-    if (lump < CC_DRIP_LUMP_MIN_NS) lump = CC_DRIP_LUMP_MIN_NS;
+    int64_t lump = cost * CC_DRIP_LUMP, least = share / 4;
+    if (least > CC_DRIP_LUMP_MIN_NS) least = CC_DRIP_LUMP_MIN_NS;
+    if (lump < least) lump = least;
     if (lump > share) lump = share;
     uint64_t step = (uint64_t)((double)lump * (double)CC_PERIOD_NS / (double)share);
     return step < CC_DRIP_STEP_NS ? CC_DRIP_STEP_NS : step;

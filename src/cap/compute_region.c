@@ -23,6 +23,7 @@ static void init_line(cc_compute_dev_t *d, int64_t nominal, uint32_t cap_pm)
     d->tokens = nominal;
     d->share = st.share;
     d->up_limit_pm = st.up_limit_pm;
+    d->excl_debounced = st.excl_debounced;
 }
 
 int cc_compute_claim_device(cc_compute_region_t *r, const char *uuid, int64_t nominal,

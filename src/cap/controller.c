@@ -15,6 +15,10 @@ cc_ctrl_state_t cc_ctrl_initial(uint32_t cap_pm, int64_t nominal)
     memset(&st, 0, sizeof st);
     st.share = nominal;
     st.up_limit_pm = cap_pm;
+    st.excl_debounced = 1; /* alone until others are seen (excl_step) */
+#ifdef CC_TEST_FIRST_CONTROLLER
+    st.excl_debounced = 0;
+#endif
     return st;
 }
 
@@ -25,8 +29,17 @@ cc_ctrl_state_t cc_ctrl_initial(uint32_t cap_pm, int64_t nominal)
  * work and of the sample. Additive, not multiplicative: a multiplicative
  * step drifts down on a noisy signal (x0.75 then x1.25 is 0.94). Upward steps need evidence of demand (throttled):
  * otherwise an idle or light container would wind share up and burst when
- * it wakes. */
-static int64_t delta_law(int64_t share, const cc_ctrl_input_t *in, uint32_t target)
+ * it wakes.
+ * The gain is 0.3 while the container is alone on the device and
+ * CC_CTRL_SHARED_GAIN while others use it too: then NVML's per-process
+ * samples can be right only on average (on the H200, with two containers
+ * saturating the device, each sample named one process with the device's
+ * whole share: a container read 0 % or 99 %), and a reading that noisy moved
+ * share by half a nominal period a cycle; two containers at caps 30 and 50
+ * held 20-37 % and 37-60 % on the simulator's model of it. The cost model
+ * (tokens are device time) keeps a container near its cap meanwhile; the
+ * low gain corrects its bias over a few seconds of samples. */
+static int64_t delta_law(int64_t share, const cc_ctrl_input_t *in, uint32_t target, double gain)
 {
     int32_t err = (int32_t)target - (int32_t)in->user_pm;
     if (err > -CC_CTRL_DEADBAND_PM && err < CC_CTRL_DEADBAND_PM) return share;
@@ -34,7 +47,7 @@ static int64_t delta_law(int64_t share, const cc_ctrl_input_t *in, uint32_t targ
     /* No clamp inside the normal range: on a quantized signal (a 50 ms
      * kernel makes 100 ms samples of 0 or 50 %) an asymmetric clamp biases
      * the average. Only a gross excess (over 4x the cap) is clamped. */
-    double step = 0.3 * (double)err / (double)(target ? target : 1);
+    double step = gain * (double)err / (double)(target ? target : 1);
     if (step < -1.0) step = -1.0;
     return share + (int64_t)(step * (double)in->nominal);
 }
@@ -62,8 +75,12 @@ static int64_t aimd_law(cc_ctrl_state_t *st, const cc_ctrl_input_t *in, uint32_t
     return share;
 }
 
-/* Exclusivity: alone on the device when the others use under 1 %, debounced
- * over CC_CTRL_EXCL_DEBOUNCE cycles; losing it arms a one-shot reset. */
+/* Exclusivity: alone on the device when the others use under 1 %. Lost after
+ * CC_CTRL_EXCL_LEAVE samples that show others, regained only after
+ * CC_CTRL_EXCL_ENTER that show none: when each NVML sample names one process
+ * (the H200 under two busy containers), many samples show only ours, and a
+ * symmetric 10-cycle debounce flipped to "alone" every few seconds (and the
+ * alone gain then ran on that noise). Losing it arms a one-shot reset. */
 static void excl_step(cc_ctrl_state_t *st, const cc_ctrl_input_t *in)
 {
     uint32_t others = in->sys_pm > in->user_pm ? in->sys_pm - in->user_pm : 0;
@@ -72,7 +89,11 @@ static void excl_step(cc_ctrl_state_t *st, const cc_ctrl_input_t *in)
         st->excl_streak = 0;
         return;
     }
-    if (++st->excl_streak < CC_CTRL_EXCL_DEBOUNCE) return;
+#ifdef CC_TEST_FIRST_CONTROLLER /* the first version: 10 cycles either way */
+    if (++st->excl_streak < 10) return;
+#else
+    if (++st->excl_streak < (raw ? CC_CTRL_EXCL_ENTER : CC_CTRL_EXCL_LEAVE)) return;
+#endif
     if (st->excl_debounced && !raw) st->lost_excl_pending = 1;
     st->excl_debounced = raw;
     st->excl_streak = 0;
@@ -103,9 +124,7 @@ cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
         st.share = clamp_share(st.share, in->nominal);
         return st;
     }
-    /* auto: delta's law, plus AIMD's guarded cut while others share the
-     * device (their load can swing ours past the cap faster than the
-     * integral reacts); the cut's cooldown is the shared one. */
+    /* auto: delta's law, its gain by exclusivity (delta_law). */
     int aimd = in->kind == CC_CTRL_AIMD;
     if (in->kind == CC_CTRL_AUTO && st.lost_excl_pending) {
         /* Someone else arrived: restart from the model's estimate rather
@@ -117,13 +136,23 @@ cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
     out->used_aimd = aimd;
     if (aimd) {
         st.share = aimd_law(&st, in, st.up_limit_pm, out);
-    } else if (in->kind == CC_CTRL_AUTO && !st.excl_debounced &&
-               in->user_pm > st.up_limit_pm + CC_CTRL_AUTO_CUT_PM) {
-        cc_ctrl_input_t big = *in;
-        st.share = aimd_law(&st, &big, st.up_limit_pm, out);
     } else {
+        /* auto is the delta law. (It also had AIMD's guarded cut while
+         * others share the device; on samples that read 0 % or 99 % at
+         * random, every high reading fired it, and readings under the cap
+         * raised share in its cooldown: 47 % at cap 30 on the H200.) */
+#ifdef CC_TEST_FIRST_CONTROLLER /* negative control: the first auto (above) */
+        if (!st.excl_debounced && in->user_pm > st.up_limit_pm + 50) {
+            st.share = aimd_law(&st, in, st.up_limit_pm, out);
+        } else {
+            if (st.md_cooldown) st.md_cooldown--;
+            st.share = delta_law(st.share, in, st.up_limit_pm, 0.3);
+        }
+#else
         if (st.md_cooldown) st.md_cooldown--;
-        st.share = delta_law(st.share, in, st.up_limit_pm);
+        double gain = st.excl_debounced ? 0.3 : CC_CTRL_SHARED_GAIN;
+        st.share = delta_law(st.share, in, st.up_limit_pm, gain);
+#endif
     }
     st.share = clamp_share(st.share, in->nominal);
     return st;

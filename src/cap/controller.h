@@ -46,9 +46,10 @@ typedef struct cc_ctrl_output {
 #define CC_CTRL_DEADBAND_PM 5      /* delta: |error| below 0.5 pp: hold */
 #define CC_CTRL_AIMD_BAND_PM 20    /* AIMD: +-2 pp around the cap: hold */
 #define CC_CTRL_AIMD_COOLDOWN 3    /* AIMD: cycles blocked after a cut */
-#define CC_CTRL_AUTO_CUT_PM 50     /* auto, device shared: cut past cap + 5 pp */
+#define CC_CTRL_SHARED_GAIN 0.03   /* delta's gain while others use the device */
 #define CC_CTRL_EXCL_PM 10         /* others use < 1 %: exclusive */
-#define CC_CTRL_EXCL_DEBOUNCE 10   /* cycles of disagreement to flip */
+#define CC_CTRL_EXCL_ENTER 30      /* samples without others to count as alone */
+#define CC_CTRL_EXCL_LEAVE 2       /* samples with others to count as shared */
 
 /* The state a freshly claimed device starts from. */
 cc_ctrl_state_t cc_ctrl_initial(uint32_t cap_pm, int64_t nominal);

@@ -105,6 +105,7 @@ static void setup_locked(struct cc_cdev *d, int ordinal)
         d->line->tokens = d->nominal;
         d->line->share = st.share;
         d->line->up_limit_pm = st.up_limit_pm;
+        d->line->excl_debounced = st.excl_debounced;
     }
     d->drip.accrued_ns = d->idx >= 0 ? &region->accrued_ns[d->idx] : &d->own_accrued;
     d->drip.share = &d->line->share;

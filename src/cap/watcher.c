@@ -155,6 +155,8 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int pr
 
 static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind);
 
+
+
 static void cycle(struct cc_cdev *d)
 {
     cc_compute_dev_t *line = d->line;
@@ -209,7 +211,7 @@ static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind)
     int64_t old_share = __atomic_load_n(&line->share, __ATOMIC_RELAXED);
     cc_drip_pay(&line->tokens, &d->drip, now, 0, old_share);
     /* A delta, never a store (bucket.h). */
-    if (out.bypass) cc_bucket_bring_to(&line->tokens, out.bucket_target);
+    if (out.bypass) cc_bucket_trim_to(&line->tokens, out.bucket_target);
     __atomic_store_n(&line->share, st.share, __ATOMIC_RELAXED);
     __atomic_store_n(&line->up_limit_pm, st.up_limit_pm, __ATOMIC_RELAXED);
     __atomic_store_n(&line->md_cooldown, st.md_cooldown, __ATOMIC_RELAXED);
