@@ -88,7 +88,7 @@ static inline void cc_bucket_charge(int64_t *b, int64_t cost)
  * stamp at most 2000 times a second. */
 #define CC_DRIP_STEP_NS 500000ull
 #ifndef CC_DRIP_LUMP /* -D overrides: for measurements on a real GPU */
-#define CC_DRIP_LUMP 4
+#define CC_DRIP_LUMP 8
 #endif
 #ifndef CC_DRIP_LUMP_MIN_NS /* and at least this, or a quarter period's share */
 #define CC_DRIP_LUMP_MIN_NS 5000000
