@@ -46,6 +46,12 @@ add_test(NAME compute.controller.unit COMMAND compute_controller unit)
 add_test(NAME compute.controller.aimd COMMAND compute_controller aimd)
 cc_compute_control(compute_controller_private compute_controller.c CC_TEST_PRIVATE_STATE)
 add_test(NAME compute.controller.aimd.control COMMAND compute_controller_private aimd)
+# Two containers, NVML naming one process per sample. Control: the first
+# auto controller (guarded AIMD cut, symmetric exclusivity debounce).
+add_test(NAME compute.controller.noisy COMMAND compute_controller noisy)
+cc_compute_control(compute_controller_first compute_controller.c CC_TEST_FIRST_CONTROLLER
+                   ${CC_CAP_SRC}/controller.c)
+add_test(NAME compute.controller.noisy.control COMMAND compute_controller_first noisy)
 
 cc_compute_test(compute_lock compute_lock.c)
 add_test(NAME compute.lock.exclusive COMMAND compute_lock exclusive)
@@ -56,7 +62,7 @@ add_test(NAME compute.lock.fork.control COMMAND compute_lock_noforget fork)
 set_tests_properties(compute.bucket.deductions.control compute.bucket.bypass.control
   compute.election.election.control compute.election.death.control
   compute.election.slow.control compute.controller.aimd.control compute.lock.fork.control
-  PROPERTIES WILL_FAIL TRUE)
+  compute.controller.noisy.control PROPERTIES WILL_FAIL TRUE)
 # The two lost-update controls race plain loads and stores; a sanitizer slows
 # each access enough that, on two cores, a run may lose nothing. They prove the
 # test's power in the plain build; under a sanitizer they would only be noise.
@@ -94,6 +100,23 @@ if(CUDACAP_TSAN)
                "TSAN_OPTIONS=die_after_fork=0")
 endif()
 
+# A negative control: the same test against the library built with MACRO,
+# run with WILL_FAIL (it must fail without the mechanism MACRO removes).
+# Usage: cc_preload_control(TEST EXE LIBNAME MACRO ENV...), for tests run
+# under the preloaded library (the unit-level ones use cc_compute_control).
+function(cc_preload_control test exe lib macro)
+  if(NOT COMMAND cc_memory_control_lib)
+    return()
+  endif()
+  cc_memory_control_lib(${lib} ${macro})
+  add_dependencies(${exe} ${lib})
+  cc_add_preloaded_test(${test} ${exe})
+  string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/${lib}/libcudacap.so"
+         _pre "${CUDACAP_PRELOAD}")
+  set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT ${ARGN} "LD_PRELOAD=${_pre}")
+  set_tests_properties(${test} PROPERTIES WILL_FAIL TRUE LABELS compute)
+endfunction()
+
 # Host pid discovery (src/hook/hostpid.c) and the NVML join: NVML reports
 # pid + offset. Control: the library with the old NSpid-only discovery.
 cc_sim_client(compute_hostpid compute_hostpid.c)
@@ -101,16 +124,8 @@ cc_add_preloaded_test(compute.hostpid.join compute_hostpid)
 set_tests_properties(compute.hostpid.join PROPERTIES LABELS "compute;concurrency")
 set_property(TEST compute.hostpid.join APPEND PROPERTY ENVIRONMENT
              "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000")
-if(COMMAND cc_memory_control_lib)
-  cc_memory_control_lib(cudacap_nspid_only CC_TEST_NSPID_ONLY)
-  add_dependencies(compute_hostpid cudacap_nspid_only)
-  cc_add_preloaded_test(compute.hostpid.join.control compute_hostpid)
-  string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/cudacap_nspid_only/libcudacap.so"
-         _pre "${CUDACAP_PRELOAD}")
-  set_property(TEST compute.hostpid.join.control APPEND PROPERTY ENVIRONMENT
-               "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000" "LD_PRELOAD=${_pre}")
-  set_tests_properties(compute.hostpid.join.control PROPERTIES WILL_FAIL TRUE LABELS compute)
-endif()
+cc_preload_control(compute.hostpid.join.control compute_hostpid cudacap_nspid_only CC_TEST_NSPID_ONLY
+                   "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000")
 
 # NVML samples per process every 1/6 s (real GPUs; simulator setting
 # CUDACAP_SIM_PROC_SAMPLE_MS) while the watcher polls every 100 ms. Control:
@@ -120,16 +135,8 @@ cc_add_preloaded_test(compute.nvmlperiod compute_nvmlperiod)
 set_tests_properties(compute.nvmlperiod PROPERTIES LABELS compute)
 set_property(TEST compute.nvmlperiod APPEND PROPERTY ENVIRONMENT
              "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PROC_SAMPLE_MS=167")
-if(COMMAND cc_memory_control_lib)
-  cc_memory_control_lib(cudacap_empty_idle CC_TEST_EMPTY_IS_IDLE)
-  add_dependencies(compute_nvmlperiod cudacap_empty_idle)
-  cc_add_preloaded_test(compute.nvmlperiod.control compute_nvmlperiod)
-  string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/cudacap_empty_idle/libcudacap.so"
-         _pre "${CUDACAP_PRELOAD}")
-  set_property(TEST compute.nvmlperiod.control APPEND PROPERTY ENVIRONMENT
-               "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PROC_SAMPLE_MS=167" "LD_PRELOAD=${_pre}")
-  set_tests_properties(compute.nvmlperiod.control PROPERTIES WILL_FAIL TRUE LABELS compute)
-endif()
+cc_preload_control(compute.nvmlperiod.control compute_nvmlperiod cudacap_empty_idle CC_TEST_EMPTY_IS_IDLE
+                   "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PROC_SAMPLE_MS=167")
 
 # The cap over windows shorter than a refill period (NVML's window on a real
 # GPU is not aligned with ours). Control: tokens only at the period refill
@@ -139,32 +146,18 @@ cc_add_preloaded_test(compute.smooth compute_smooth)
 set_tests_properties(compute.smooth PROPERTIES LABELS compute)
 set_property(TEST compute.smooth APPEND PROPERTY ENVIRONMENT
              "CUDACAP_SM_LIMIT=30")
-if(COMMAND cc_memory_control_lib)
-  cc_memory_control_lib(cudacap_no_drip CC_TEST_NO_DRIP)
-  add_dependencies(compute_smooth cudacap_no_drip)
-  cc_add_preloaded_test(compute.smooth.control compute_smooth)
-  string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/cudacap_no_drip/libcudacap.so"
-         _pre "${CUDACAP_PRELOAD}")
-  set_property(TEST compute.smooth.control APPEND PROPERTY ENVIRONMENT
-               "CUDACAP_SM_LIMIT=30" "LD_PRELOAD=${_pre}")
-  set_tests_properties(compute.smooth.control PROPERTIES WILL_FAIL TRUE LABELS compute)
-endif()
+cc_preload_control(compute.smooth.control compute_smooth cudacap_no_drip CC_TEST_NO_DRIP
+                   "CUDACAP_SM_LIMIT=30")
 
 # Two containers on one device with NVML attributing each sample to one pid
-# (the H200 under two saturating containers). Control: the first controller
-# (its bypass raised debt, auto's guarded cut, a symmetric exclusivity debounce).
+# (the H200 under two saturating containers). Its control is at the unit
+# level (compute.controller.noisy.control): on this noisy signal a control
+# here would flake.
 cc_sim_client(compute_twocont compute_twocont.c)
 cc_add_preloaded_test(compute.twocont compute_twocont)
 set_tests_properties(compute.twocont PROPERTIES LABELS compute)
 set_property(TEST compute.twocont APPEND PROPERTY ENVIRONMENT
              "CUDACAP_SIM_PROC_SAMPLE_MS=167" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
-if(COMMAND cc_memory_control_lib)
-  cc_memory_control_lib(cudacap_first_ctrl CC_TEST_FIRST_CONTROLLER)
-  add_dependencies(compute_twocont cudacap_first_ctrl)
-  cc_add_preloaded_test(compute.twocont.control compute_twocont)
-  string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/cudacap_first_ctrl/libcudacap.so"
-         _pre "${CUDACAP_PRELOAD}")
-  set_property(TEST compute.twocont.control APPEND PROPERTY ENVIRONMENT
-               "CUDACAP_SIM_PROC_SAMPLE_MS=167" "CUDACAP_SIM_PROC_SAMPLE_ONE=1" "LD_PRELOAD=${_pre}")
-  set_tests_properties(compute.twocont.control PROPERTIES WILL_FAIL TRUE LABELS compute)
-endif()
+# Alone on the machine: four saturating processes on 2 cores next to other
+# tests change who gets the device.
+set_tests_properties(compute.twocont PROPERTIES RUN_SERIAL TRUE)

@@ -16,7 +16,7 @@
 
 #include "check.h"
 #include "cudacap/nvml.h"
-#include "ptx.h"
+#include "spin_setup.h"
 
 static double now_s(void)
 {
@@ -27,20 +27,10 @@ static double now_s(void)
 
 int main(void)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
     CUfunction fn;
     CUstream stream;
     int sms;
-    CHECK_CU(cuInit(0));
-    CHECK_CU(cuDeviceGet(&dev, 0));
-    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK_CU(cuCtxSetCurrent(ctx));
-    CHECK_CU(cuModuleLoadData(&mod, test_ptx));
-    CHECK_CU(cuModuleGetFunction(&fn, mod, "spin_1500us"));
-    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    CHECK_CU(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    spin_setup("spin_1500us", &fn, &stream, &sms);
     CHECK(nvmlInit_v2() == NVML_SUCCESS, "nvmlInit failed");
     nvmlDevice_t h;
     CHECK(nvmlDeviceGetHandleByIndex_v2(0, &h) == NVML_SUCCESS, "no NVML device 0");

@@ -29,7 +29,7 @@
 #include "check.h"
 #include "compute_mp.h"
 #include "cudacap/nvml.h"
-#include "ptx.h"
+#include "spin_setup.h"
 
 #define NPROC 4
 #define WARM_NS 2000000000ull
@@ -37,20 +37,10 @@
 
 static int child(uint64_t until)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
     CUfunction fn;
     CUstream stream;
     int sms;
-    CHECK_CU(cuInit(0));
-    CHECK_CU(cuDeviceGet(&dev, 0));
-    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK_CU(cuCtxSetCurrent(ctx));
-    CHECK_CU(cuModuleLoadData(&mod, test_ptx));
-    CHECK_CU(cuModuleGetFunction(&fn, mod, "spin_1500us"));
-    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    CHECK_CU(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    spin_setup("spin_1500us", &fn, &stream, &sms);
     if (check_failures) return 1;
     while (mp_now() < until) {
         for (int i = 0; i < 4; i++)

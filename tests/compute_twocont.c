@@ -4,19 +4,15 @@
  * CUDACAP_SIM_PROC_SAMPLE_ONE=1): one per-process sample per 1/6 s, the
  * device's whole busy share under a single pid, so each container reads
  * 99 % in some samples and 0 % in the others. Each container's work over
- * 8 s after 3 s must be its cap within 10 pp (the signal is that noisy:
- * 29-37 % and 44-58 % in runs of the fixed library).
- * Control (compute.twocont.control, WILL_FAIL): the library built with
- * CC_TEST_FIRST_CONTROLLER, the first version's controller: its anti-jitter
- * bypass also raised a bucket in debt to a nominal period whenever a sample
- * read idle (every 0 % reading handed the container a period of tokens),
- * auto's guarded AIMD cut ignored excess readings during its cooldown while
- * readings under the cap still raised share, and a symmetric 10-cycle
- * exclusivity debounce flipped to "alone" (gain 0.3 on this noise). On the
- * H200 the two containers ran at 47 % and 52 %; here the control holds
- * container 0 at 43-47 %. No one of the three alone fails reliably on a
- * signal this noisy, so the control restores them together; checked by
- * running it (ctest reports the control passing because the test fails). */
+ * 8 s after 3 s must be its cap within 10 pp (the signal is that noisy: the
+ * two errors add up to 1.5-7.2 pp in runs of the library). On the H200 the
+ * first controller ran the two at 47 % and 52 %.
+ * No WILL_FAIL control here: on this simulator the first controller misses
+ * these bars in most runs but not all (its two errors add up to 0.6-24 pp),
+ * so a control would flake. The controller's part has a deterministic test
+ * and control (compute.controller.noisy: the same attribution against a
+ * model plant; the first controller winds both containers up to 94-96 %);
+ * the bypass's part is cc_bucket_trim_to (compute.bucket.bypass). */
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +22,7 @@
 
 #include "check.h"
 #include "compute_mp.h"
-#include "ptx.h"
+#include "spin_setup.h"
 
 #define WARM_NS 3000000000ull
 #define RUN_NS 8000000000ull
@@ -35,20 +31,10 @@
  * device time of the batches completed inside the measured part. */
 static int worker(const char *out, uint64_t t0)
 {
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
     CUfunction fn;
     CUstream stream;
     int sms;
-    CHECK_CU(cuInit(0));
-    CHECK_CU(cuDeviceGet(&dev, 0));
-    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK_CU(cuCtxSetCurrent(ctx));
-    CHECK_CU(cuModuleLoadData(&mod, test_ptx));
-    CHECK_CU(cuModuleGetFunction(&fn, mod, "spin_1500us"));
-    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    CHECK_CU(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    spin_setup("spin_1500us", &fn, &stream, &sms);
     if (check_failures) return 1;
     double work = 0;
     while (mp_now() < t0 + WARM_NS + RUN_NS) {
@@ -97,6 +83,7 @@ int main(int argc, char **argv)
         }
     }
     CHECK(mp_wait_all(pids, 4) == 0, "a worker failed");
+    double err = 0;
     for (int c = 0; c < 2; c++) {
         double w = 0;
         for (int i = 0; i < 2; i++) {
@@ -110,6 +97,8 @@ int main(int argc, char **argv)
         printf("container %d, cap %d%%: %.1f%% of the device\n", c, caps[c], pct);
         CHECK(pct > caps[c] - 10 && pct < caps[c] + 10, "container %d: %.1f%% at cap %d%%", c, pct,
               caps[c]);
+        err += pct > caps[c] ? pct - caps[c] : caps[c] - pct;
     }
+    printf("sum of the two errors: %.1f pp\n", err);
     CHECK_EXIT();
 }
