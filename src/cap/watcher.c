@@ -155,8 +155,6 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int pr
 
 static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind);
 
-
-
 static void cycle(struct cc_cdev *d)
 {
     cc_compute_dev_t *line = d->line;
