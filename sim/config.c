@@ -51,6 +51,8 @@ static void load(void)
     long ps = env_long("CUDACAP_SIM_PROC_SAMPLE_MS", 0);
     g_cfg.proc_sample_us = (uint64_t)(ps < 0 ? 0 : ps) * 1000ull;
     g_cfg.proc_sample_one = env_long("CUDACAP_SIM_PROC_SAMPLE_ONE", 0) != 0;
+    long cc = env_long("CUDACAP_SIM_CTX_CREATE_MS", 0);
+    g_cfg.ctx_create_ns = (uint64_t)(cc < 0 ? 0 : cc) * 1000000ull;
 }
 
 const struct sim_config *sim_config(void)

@@ -63,6 +63,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     if (!sim_valid_dev(dev))
         return CUDA_ERROR_INVALID_DEVICE;
     CUresult r = CUDA_SUCCESS;
+    int created = 0;
     pthread_mutex_lock(&sim_lk);
     if (g_prim_refs[dev] == 0) {
         if (sim_charge((uint32_t)dev, sim_config()->ctx_mem) != 0) {
@@ -70,6 +71,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
         } else {
             sim_ctx_count((uint32_t)dev, 1);
             ctx_init(&g_prim[dev], &g_prim_null[dev], dev, g_prim_flags[dev], 1);
+            created = 1;
         }
     }
     if (r == CUDA_SUCCESS) {
@@ -77,6 +79,10 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
         *pctx = (CUcontext)&g_prim[dev];
     }
     pthread_mutex_unlock(&sim_lk);
+    /* A real driver takes 100 ms or more here, the process already listed
+     * by NVML: processes starting together overlap. */
+    if (created && sim_config()->ctx_create_ns)
+        sim_sleep_until(sim_now_ns() + sim_config()->ctx_create_ns);
     return r;
 }
 

@@ -59,6 +59,7 @@ struct sim_config {
     int64_t pid_offset;
     uint64_t proc_sample_us;  /* CUDACAP_SIM_PROC_SAMPLE_MS; 0: samples cover [lastSeen, now] */
     int proc_sample_one;      /* CUDACAP_SIM_PROC_SAMPLE_ONE: one pid per periodic sample */
+    uint64_t ctx_create_ns;   /* CUDACAP_SIM_CTX_CREATE_MS: primary context creation time */
 };
 
 const struct sim_config *sim_config(void);

@@ -123,9 +123,14 @@ cc_sim_client(compute_hostpid compute_hostpid.c)
 cc_add_preloaded_test(compute.hostpid.join compute_hostpid)
 set_tests_properties(compute.hostpid.join PROPERTIES LABELS "compute;concurrency")
 set_property(TEST compute.hostpid.join APPEND PROPERTY ENVIRONMENT
-             "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000")
+             "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000" "CUDACAP_SIM_CTX_CREATE_MS=50")
 cc_preload_control(compute.hostpid.join.control compute_hostpid cudacap_nspid_only CC_TEST_NSPID_ONLY
-                   "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000")
+                   "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000" "CUDACAP_SIM_CTX_CREATE_MS=50")
+# Control: no identity.lock, the four context creations overlap (50 ms each,
+# as a real driver's do), every NVML diff sees several new pids.
+cc_preload_control(compute.hostpid.join.control_lock compute_hostpid cudacap_no_id_lock
+                   CC_TEST_NO_ID_LOCK
+                   "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000" "CUDACAP_SIM_CTX_CREATE_MS=50")
 
 # NVML samples per process every 1/6 s (real GPUs; simulator setting
 # CUDACAP_SIM_PROC_SAMPLE_MS) while the watcher polls every 100 ms. Control:

@@ -3,7 +3,10 @@
  * container's host pids differ from the pids it sees (DESIGN.md §4).
  *
  *   join   4 processes start at once (barrier before their first CUDA call),
- *          cap 30 %, each saturates the device for 4 s. Checked:
+ *          cap 30 %, each saturates the device for 4 s; creating a context
+ *          takes 50 ms (CUDACAP_SIM_CTX_CREATE_MS, a real driver 100 ms or
+ *          more), so the four creations overlap unless they take turns.
+ *          Checked:
  *          - every process's slot holds exactly its NVML pid (pid + offset),
  *            no two slots the same;
  *          - the container utilization the sampler published is non-zero,
@@ -17,7 +20,12 @@
  *   getpid() as host pid; no NVML sample joins, the published container
  *   utilization stays 0 and the first checks fail (checked by hand: the
  *   control prints "slot ... host pid N, want N+1000000" and "published
- *   container utilization 0"). */
+ *   container utilization 0").
+ *   Control (compute.hostpid.join.control_lock, WILL_FAIL): the library
+ *   built with CC_TEST_NO_ID_LOCK (no identity.lock turns): every NVML diff
+ *   around a context creation sees the four new pids, none is resolved, and
+ *   the slots keep host pid 0 (checked by running it: "slot of pid N: host
+ *   pid 0, want N+1000000"). */
 #include <cuda.h>
 #include <fcntl.h>
 #include <stdio.h>
