@@ -45,7 +45,7 @@ int cc_region_valid(const void *base, const struct cc_region_spec *spec)
            h->device_count == spec->device_count;
 }
 
-static int ensure_dir(const char *dir)
+int cc_region_ensure_dir(const char *dir)
 {
     struct stat st;
     if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
@@ -82,7 +82,7 @@ void *cc_region_open(const char *dir, const struct cc_region_spec *spec)
         errno = ENAMETOOLONG;
         goto fail;
     }
-    if (ensure_dir(dir) != 0) {
+    if (cc_region_ensure_dir(dir) != 0) {
         why = "cannot create the state folder";
         goto fail;
     }

@@ -46,4 +46,7 @@ int cc_region_valid(const void *base, const struct cc_region_spec *spec);
  * held elsewhere, when wait is 0). */
 int cc_lock_range(int fd, off_t start, off_t len, short type, int wait);
 
+/* The state folder: made (0700, one level) when missing. 0, or -1 with errno. */
+int cc_region_ensure_dir(const char *dir);
+
 #endif
