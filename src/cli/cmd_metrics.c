@@ -15,8 +15,6 @@
 #include "cli/cli.h"
 #include "cli/render.h"
 
-#define MAX_CONTAINERS 1024
-
 static void usage(FILE *f)
 {
     fputs("usage: cudacap metrics [--root ROOT | ROOT] [--output FILE | --listen [ADDR]:PORT]\n"
@@ -36,23 +34,14 @@ static void usage(FILE *f)
 /* The whole exposition into a malloc'ed buffer. */
 static char *expose(const char *root, size_t *len)
 {
-    static char *names[MAX_CONTAINERS];
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
     if (!f) return NULL;
-    int n = snap_list(root, names, MAX_CONTAINERS);
-    if (n < 0) n = 0; /* no ROOT yet: no containers (an exporter must not fail) */
-    struct snap **s = calloc((size_t)n + 1, sizeof *s);
-    int k = 0;
-    for (int i = 0; i < n; i++) {
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
-        if (s && (s[k] = malloc(sizeof **s))) snap_read(dir, names[i], s[k]), k++;
-        free(names[i]);
-    }
+    struct snap **s = NULL;
+    int k = snap_collect(root, &s);
+    if (k < 0) k = 0; /* no ROOT yet: no containers (an exporter must not fail) */
     render_prom(f, s, k);
-    for (int i = 0; i < k; i++) free(s[i]);
-    free(s);
+    snap_release(s, k);
     fclose(f);
     return buf;
 }

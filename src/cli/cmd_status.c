@@ -9,32 +9,7 @@
 #include "cli/cli.h"
 #include "cli/render.h"
 
-#define MAX_CONTAINERS 1024
-
-/* Snapshots of every container under root; *out is allocated. Returns the
- * count or -1 (root unreadable, errno). */
-static int collect(const char *root, struct snap ***out)
-{
-    static char *names[MAX_CONTAINERS];
-    int n = snap_list(root, names, MAX_CONTAINERS);
-    if (n < 0) return -1;
-    struct snap **s = calloc((size_t)n + 1, sizeof *s);
-    int k = 0;
-    for (int i = 0; i < n; i++) {
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
-        if (s && (s[k] = malloc(sizeof **s))) snap_read(dir, names[i], s[k]), k++;
-        free(names[i]);
-    }
-    *out = s;
-    return s ? k : -1;
-}
-
-static void release(struct snap **s, int n)
-{
-    for (int i = 0; i < n; i++) free(s[i]);
-    free(s);
-}
+#define MAX_CONTAINERS SNAP_MAX_CONTAINERS
 
 static void status_usage(FILE *f)
 {
@@ -76,7 +51,7 @@ int cmd_status(int argc, char **argv)
     }
     const char *root = parse_root(argc, argv, 0, root_opt, pos);
     struct snap **s;
-    int n = collect(root, &s);
+    int n = snap_collect(root, &s);
     if (n < 0) {
         cli_err("cannot read %s: %s", root, strerror(errno));
         return 1;
@@ -84,7 +59,7 @@ int cmd_status(int argc, char **argv)
     if (json) render_json(stdout, root, s, n);
     else if (n == 0) printf("no containers under %s\n", root);
     else render_table(stdout, s, n, brief, NULL);
-    release(s, n);
+    snap_release(s, n);
     return 0;
 }
 
@@ -176,7 +151,7 @@ int cmd_top(int argc, char **argv)
     int rc = 0;
     for (long it = 0; !stop && (iterations == 0 || it < iterations); it++) {
         struct snap **s;
-        int n = collect(root, &s);
+        int n = snap_collect(root, &s);
         if (n < 0) {
             cli_err("cannot read %s: %s", root, strerror(errno));
             rc = 1;
@@ -211,7 +186,7 @@ int cmd_top(int argc, char **argv)
         printf("cudacap top  %s  %s  (%d container%s)\n", root, ts, n, n == 1 ? "" : "s");
         if (n) render_table(stdout, s, n, brief, hp);
         fflush(stdout);
-        release(s, n);
+        snap_release(s, n);
         if (iterations && it + 1 >= iterations) break;
         struct timespec d = {(time_t)interval, (long)((interval - (double)(time_t)interval) * 1e9)};
         while (!stop && nanosleep(&d, &d) != 0 && errno == EINTR) {}

@@ -398,6 +398,29 @@ int snap_list(const char *root, char **names, int max)
     return n;
 }
 
+int snap_collect(const char *root, struct snap ***out)
+{
+    static char *names[SNAP_MAX_CONTAINERS];
+    int n = snap_list(root, names, SNAP_MAX_CONTAINERS);
+    if (n < 0) return -1;
+    struct snap **s = calloc((size_t)n + 1, sizeof *s);
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
+        if (s && (s[k] = malloc(sizeof **s))) snap_read(dir, names[i], s[k]), k++;
+        free(names[i]);
+    }
+    *out = s;
+    return s ? k : -1;
+}
+
+void snap_release(struct snap **s, int n)
+{
+    for (int i = 0; i < n; i++) free(s[i]);
+    free(s);
+}
+
 int snap_live_pids(const char *dir, long *pids, int max)
 {
     static struct snap s; /* large: not on the stack */

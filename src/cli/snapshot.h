@@ -69,6 +69,13 @@ int snap_read(const char *dir, const char *name, struct snap *s);
  * be read (errno). */
 int snap_list(const char *root, char **names, int max);
 
+/* Snapshots of every container under root (at most SNAP_MAX_CONTAINERS):
+ * *out is allocated (free with snap_release). Returns the count, or -1 when
+ * root cannot be read (errno) or memory runs out. */
+#define SNAP_MAX_CONTAINERS 1024
+int snap_collect(const char *root, struct snap ***out);
+void snap_release(struct snap **s, int n);
+
 /* Whether a process of the state folder may still be running: a live slot
  * in the memory region or the compute region, or a held sampling lock.
  * Fills pids (up to max) and returns the count. */
