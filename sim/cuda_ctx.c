@@ -9,7 +9,7 @@ static __thread struct sim_ctx *tls_stack[STACK_MAX];
 static __thread int tls_depth;
 
 static struct sim_ctx g_prim[SIM_MAX_DEV];
-static struct sim_stream g_prim_null[SIM_MAX_DEV];
+static struct sim_stream g_prim_legacy[SIM_MAX_DEV];
 static unsigned g_prim_refs[SIM_MAX_DEV];
 static unsigned g_prim_flags[SIM_MAX_DEV];
 
@@ -39,12 +39,14 @@ CUresult sim_cur_dev(int *dev)
 
 static void ctx_init(struct sim_ctx *c, struct sim_stream *ns, int dev, unsigned flags, int primary)
 {
+    static uint64_t serial;
     memset(c, 0, sizeof *c);
     memset(ns, 0, sizeof *ns);
     c->dev = dev;
     c->flags = flags;
     c->primary = primary;
-    c->null_stream = ns;
+    c->serial = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
+    c->legacy = ns;
     ns->magic = MAG_STREAM;
     ns->ctx = c;
     c->magic = MAG_CTX;
@@ -70,7 +72,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
             r = CUDA_ERROR_OUT_OF_MEMORY;
         } else {
             sim_ctx_count((uint32_t)dev, 1);
-            ctx_init(&g_prim[dev], &g_prim_null[dev], dev, g_prim_flags[dev], 1);
+            ctx_init(&g_prim[dev], &g_prim_legacy[dev], dev, g_prim_flags[dev], 1);
             created = 1;
         }
     }
@@ -88,6 +90,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 
 static void prim_destroy_locked(int dev)
 {
+    sim_capture_ctx_gone(&g_prim[dev]);
     wait_ctx(&g_prim[dev]);
     g_prim[dev].magic = 0;
     g_prim_refs[dev] = 0;
@@ -213,6 +216,9 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
     if (!c || c->magic != MAG_CTX || c->primary)
         return CUDA_ERROR_INVALID_CONTEXT;
     wait_ctx(c);
+    pthread_mutex_lock(&sim_lk);
+    sim_capture_ctx_gone(c);
+    pthread_mutex_unlock(&sim_lk);
     for (int i = 0; i < tls_depth; i++)
         if (tls_stack[i] == c) {
             memmove(&tls_stack[i], &tls_stack[i + 1], (size_t)(tls_depth - i - 1) * sizeof c);
@@ -220,10 +226,10 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
             i--;
         }
     c->magic = 0;
-    c->null_stream->magic = 0;
+    c->legacy->magic = 0;
     sim_uncharge((uint32_t)c->dev, sim_config()->ctx_mem);
     sim_ctx_count((uint32_t)c->dev, -1);
-    sim_obj_free(c->null_stream);
+    sim_obj_free(c->legacy);
     sim_obj_free(c);
     return CUDA_SUCCESS;
 }
@@ -324,8 +330,11 @@ CUresult CUDAAPI cuCtxSynchronize(void)
     if (!c)
         return CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_lock(&sim_lk);
-    uint64_t t = c->tail;
+    CUresult r = sim_capture_ctx_sync(c);
+    uint64_t t = c->tail; /* every stream's work, per-thread streams' too (sim_stream_advance) */
     pthread_mutex_unlock(&sim_lk);
+    if (r != CUDA_SUCCESS)
+        return r;
     sim_sleep_until(t);
     sim_wait_host_ctx(c);
     sim_release_pools_at_sync(c->dev);

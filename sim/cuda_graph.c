@@ -1,4 +1,5 @@
-/* Graphs: kernel and memory nodes, instantiation, launch, stream capture. */
+/* Graphs: kernel and memory nodes, instantiation, launch (stream capture:
+ * cuda_capture.c). */
 #include "cuda_internal.h"
 
 #include <stdlib.h>
@@ -276,15 +277,22 @@ static CUresult graph_alloc(const struct sim_node *n)
     return CUDA_SUCCESS;
 }
 
-static CUresult graph_launch(CUgraphExec hGraphExec, CUstream h)
+/* Into a capturing stream the exec's kernel nodes become nodes of the
+ * capture's graph, flattened (no child-graph node); its memory nodes are
+ * dropped, so the captured graph allocates nothing when it runs. */
+static CUresult graph_launch(CUgraphExec hGraphExec, CUstream h, int ptsz)
 {
     struct sim_exec *e = (struct sim_exec *)hGraphExec;
     CUresult r;
-    struct sim_stream *st = sim_stream_get(h, &r);
+    struct sim_stream *st = sim_stream_get(h, ptsz, &r);
     if (!st)
         return r;
     if (!e || e->magic != MAG_EXEC)
         return CUDA_ERROR_INVALID_VALUE;
+    struct sim_capture *cap;
+    pthread_mutex_lock(&sim_lk);
+    r = sim_capture_enqueue(st, &cap);
+    pthread_mutex_unlock(&sim_lk);
     for (size_t i = 0; i < e->n && r == CUDA_SUCCESS; i++) {
         const struct sim_node *n = &e->nodes[i];
         const CUDA_KERNEL_NODE_PARAMS *k = &n->kparams;
@@ -292,16 +300,16 @@ static CUresult graph_launch(CUgraphExec hGraphExec, CUstream h)
         case CU_GRAPH_NODE_TYPE_KERNEL:
             r = sim_launch_on((struct sim_func *)k->func, k->gridDimX, k->gridDimY, k->gridDimZ, st);
             break;
-        case CU_GRAPH_NODE_TYPE_MEM_ALLOC: r = graph_alloc(n); break;
-        case CU_GRAPH_NODE_TYPE_MEM_FREE: r = sim_free_ptr(n->dptr); break;
+        case CU_GRAPH_NODE_TYPE_MEM_ALLOC: r = cap ? CUDA_SUCCESS : graph_alloc(n); break;
+        case CU_GRAPH_NODE_TYPE_MEM_FREE: r = cap ? CUDA_SUCCESS : sim_free_ptr(n->dptr); break;
         default: break;
         }
     }
     return r;
 }
 
-CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) { return graph_launch(hGraphExec, hStream); }
-CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream) { return graph_launch(hGraphExec, hStream); }
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) { return graph_launch(hGraphExec, hStream, 0); }
+CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream) { return graph_launch(hGraphExec, hStream, 1); }
 
 CUresult CUDAAPI cuDeviceGraphMemTrim(CUdevice device)
 {
@@ -338,69 +346,3 @@ CUresult CUDAAPI cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attrib
     pthread_mutex_unlock(&sim_lk);
     return CUDA_SUCCESS;
 }
-
-/* ---- stream capture ---- */
-static CUresult begin_capture(CUstream h)
-{
-    CUresult r;
-    struct sim_stream *st = sim_stream_get(h, &r);
-    if (!st)
-        return r;
-    if (st == st->ctx->null_stream)
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    if (st->capture)
-        return CUDA_ERROR_ILLEGAL_STATE;
-    CUgraph g;
-    r = cuGraphCreate(&g, 0);
-    if (r == CUDA_SUCCESS)
-        st->capture = (struct sim_graph *)g;
-    return r;
-}
-
-CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream) { return begin_capture(hStream); }
-CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream) { return begin_capture(hStream); }
-
-CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
-{
-    (void)mode;
-    return begin_capture(hStream);
-}
-
-CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
-{
-    (void)mode;
-    return begin_capture(hStream);
-}
-
-static CUresult end_capture(CUstream h, CUgraph *out)
-{
-    CUresult r;
-    struct sim_stream *st = sim_stream_get(h, &r);
-    if (!st)
-        return r;
-    if (!out)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (!st->capture)
-        return CUDA_ERROR_ILLEGAL_STATE;
-    *out = (CUgraph)st->capture;
-    st->capture = NULL;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph) { return end_capture(hStream, phGraph); }
-CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph) { return end_capture(hStream, phGraph); }
-
-static CUresult is_capturing(CUstream h, CUstreamCaptureStatus *status)
-{
-    CUresult r;
-    struct sim_stream *st = sim_stream_get(h, &r);
-    if (!st)
-        return r;
-    if (!status)
-        return CUDA_ERROR_INVALID_VALUE;
-    *status = st->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
-    return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *s) { return is_capturing(hStream, s); }
-CUresult CUDAAPI cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *s) { return is_capturing(hStream, s); }

@@ -17,13 +17,15 @@ enum { MAG_CTX = 0x43545831, MAG_STREAM, MAG_EVENT, MAG_FUNC, MAG_MODULE, MAG_PO
        MAG_EXEC, MAG_NODE, MAG_ARRAY, MAG_MIPMAP, MAG_VMM };
 
 struct sim_stream;
+struct sim_capture;
 
 struct sim_ctx {
     uint32_t magic;
     int dev;
     unsigned flags;
     int primary;
-    struct sim_stream *null_stream;
+    uint64_t serial;          /* process-unique per creation: tells a recreated context at the same address apart */
+    struct sim_stream *legacy; /* the legacy default stream (NULL / CU_STREAM_LEGACY) */
     uint64_t tail;            /* latest end time of any work in this context */
     int pending_host;         /* host functions not yet run */
 };
@@ -37,7 +39,10 @@ struct sim_stream {
     int priority;
     uint64_t tail;            /* end time of the last work in stream order */
     int pending_host;
-    struct sim_graph *capture;
+    struct sim_capture *cap;  /* capture sequence it belongs to (origin or joined); sim_lk */
+    int per_thread;           /* a thread's per-thread default stream (cuda_stream.c) */
+    uint64_t ctx_serial;      /* per-thread streams: ctx->serial when made */
+    struct sim_stream *pt_next; /* per-thread streams: the owning thread's list */
 };
 
 struct sim_event {
@@ -45,6 +50,7 @@ struct sim_event {
     unsigned flags;
     int recorded;
     uint64_t t;
+    uint64_t cap_id;          /* last recorded into this capture (its id), 0: not; sim_lk */
 };
 
 struct sim_func {
@@ -97,8 +103,11 @@ struct sim_ctx *sim_cur_ctx(void);
 CUresult sim_cur_dev(int *dev);
 int sim_valid_dev(CUdevice d);
 
-/* Streams (cuda_stream.c): NULL when invalid; *err set. */
-struct sim_stream *sim_stream_get(CUstream h, CUresult *err);
+/* Streams (cuda_stream.c): NULL when invalid; *err set. ptsz: reached
+ * through a _ptsz/_ptds entry point, where NULL means the calling thread's
+ * per-thread stream (elsewhere the legacy stream). */
+struct sim_stream *sim_stream_get(CUstream h, int ptsz, CUresult *err);
+int sim_stream_blocking(const struct sim_stream *st); /* synchronises with the legacy stream */
 void sim_stream_advance(struct sim_stream *st, uint64_t end);
 void sim_release_pools_at_sync(int dev);  /* cuda_pool.c */
 
@@ -130,6 +139,36 @@ CUresult sim_graph_add(struct sim_graph *g, struct sim_node *n);
 CUresult sim_launch_on(struct sim_func *f, unsigned gx, unsigned gy, unsigned gz,
                        struct sim_stream *st);
 
+/* Stream capture (cuda_capture.c). A capture sequence: begun on its origin
+ * stream, joined by streams that wait on events recorded into it. Every
+ * field and every stream's cap pointer are under sim_lk. */
+struct sim_capture {
+    uint64_t id;              /* process-unique, nonzero */
+    CUstreamCaptureMode mode; /* as given at begin */
+    uint64_t thread;          /* sim_thread_id() of the beginning thread */
+    int invalidated;
+    struct sim_graph *graph;  /* being built */
+    struct sim_ctx *ctx;
+    struct sim_stream *origin;
+    struct sim_stream **joined;
+    size_t njoined, capjoined;
+    struct sim_capture *next; /* live captures of the process */
+};
+uint64_t sim_thread_id(void);  /* process-unique per thread, nonzero */
+/* All with sim_lk held. Each returns CUDA_SUCCESS or the error the call
+ * must return, having invalidated what the driver invalidates. */
+CUresult sim_capture_enqueue(struct sim_stream *st, struct sim_capture **cap); /* *cap: capturing into */
+/* Takes sim_lk itself: resolves h, then sim_capture_enqueue. */
+struct sim_stream *sim_stream_for_enqueue(CUstream h, int ptsz, struct sim_capture **cap, CUresult *err);
+CUresult sim_capture_unsafe_call(void);                 /* the thread-mode rule */
+CUresult sim_capture_stream_sync(struct sim_stream *st); /* cuStreamQuery/Synchronize */
+CUresult sim_capture_ctx_sync(struct sim_ctx *c);        /* cuCtxSynchronize */
+CUresult sim_capture_event_wait(struct sim_event *e);    /* cuEventQuery/Synchronize */
+CUresult sim_capture_stream_wait(struct sim_stream *st, struct sim_event *e, int *no_timing);
+void sim_capture_event_record(struct sim_event *e, struct sim_capture *cap);
+void sim_capture_stream_gone(struct sim_stream *st);
+void sim_capture_ctx_gone(struct sim_ctx *c);
+
 /* fork(): the child starts as a fresh CUDA process (no contexts, no
  * allocations); each module resets its process-local state. */
 void sim_ctx_after_fork(void);
@@ -137,6 +176,7 @@ void sim_mem_after_fork(void);
 void sim_pool_after_fork(void);
 void sim_graph_after_fork(void);
 void sim_stream_after_fork(void);
+void sim_capture_after_fork(void);
 
 #define SIM_CHECK_INIT() do { if (!sim_initialized()) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
 int sim_initialized(void);

@@ -203,40 +203,47 @@ CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction hfunc)
 }
 
 /* ---- launches ---- */
+/* A launch into a capture becomes a kernel node of its graph and runs
+ * nothing; otherwise it goes on the device timeline after the stream's tail. */
 CUresult sim_launch_on(struct sim_func *f, unsigned gx, unsigned gy, unsigned gz, struct sim_stream *st)
 {
     if (!f || f->magic != MAG_FUNC)
         return CUDA_ERROR_INVALID_HANDLE;
     if (gx == 0 || gy == 0 || gz == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    if (st->capture) {
-        struct sim_node *n = sim_obj_alloc(sizeof *n);
-        if (!n)
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        n->magic = MAG_NODE;
-        n->type = CU_GRAPH_NODE_TYPE_KERNEL;
-        n->kparams.func = (CUfunction)f;
-        n->kparams.gridDimX = gx;
-        n->kparams.gridDimY = gy;
-        n->kparams.gridDimZ = gz;
-        n->kparams.blockDimX = n->kparams.blockDimY = n->kparams.blockDimZ = 1;
-        return sim_graph_add(st->capture, n);
-    }
     int dev = st->ctx->dev;
     uint64_t blocks = (uint64_t)gx * gy * gz;
     uint64_t sms = sim_shm()->dev[dev].sms;
     uint64_t dur = (blocks + sms - 1) / sms * f->spin_us * 1000ull;
+    struct sim_capture *cap;
     pthread_mutex_lock(&sim_lk);
-    uint64_t end = sim_timeline_append((uint32_t)dev, st->tail, dur);
-    sim_stream_advance(st, end);
+    CUresult r = sim_capture_enqueue(st, &cap);
+    if (r == CUDA_SUCCESS && cap) {
+        struct sim_node *n = sim_obj_alloc(sizeof *n); /* its lock nests inside sim_lk */
+        if (!n) {
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            n->magic = MAG_NODE;
+            n->type = CU_GRAPH_NODE_TYPE_KERNEL;
+            n->kparams.func = (CUfunction)f;
+            n->kparams.gridDimX = gx;
+            n->kparams.gridDimY = gy;
+            n->kparams.gridDimZ = gz;
+            n->kparams.blockDimX = n->kparams.blockDimY = n->kparams.blockDimZ = 1;
+            r = sim_graph_add(cap->graph, n); /* frees n on failure */
+        }
+    } else if (r == CUDA_SUCCESS) {
+        uint64_t end = sim_timeline_append((uint32_t)dev, st->tail, dur);
+        sim_stream_advance(st, end);
+    }
     pthread_mutex_unlock(&sim_lk);
-    return CUDA_SUCCESS;
+    return r;
 }
 
-static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, CUstream h)
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, CUstream h, int ptsz)
 {
     CUresult r;
-    struct sim_stream *st = sim_stream_get(h, &r);
+    struct sim_stream *st = sim_stream_get(h, ptsz, &r);
     if (!st)
         return r;
     return sim_launch_on((struct sim_func *)f, gx, gy, gz, st);
@@ -249,40 +256,47 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, CUst
 CUresult CUDAAPI cuLaunchKernel(LAUNCH_ARGS, void **kernelParams, void **extra)
 {
     UNUSED_LAUNCH; (void)kernelParams; (void)extra;
-    return launch(f, gx, gy, gz, h);
+    return launch(f, gx, gy, gz, h, 0);
 }
 
 CUresult CUDAAPI cuLaunchKernel_ptsz(LAUNCH_ARGS, void **kernelParams, void **extra)
 {
     UNUSED_LAUNCH; (void)kernelParams; (void)extra;
-    return launch(f, gx, gy, gz, h);
+    return launch(f, gx, gy, gz, h, 1);
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel(LAUNCH_ARGS, void **kernelParams)
 {
     UNUSED_LAUNCH; (void)kernelParams;
-    return launch(f, gx, gy, gz, h);
+    return launch(f, gx, gy, gz, h, 0);
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz(LAUNCH_ARGS, void **kernelParams)
 {
     UNUSED_LAUNCH; (void)kernelParams;
-    return launch(f, gx, gy, gz, h);
+    return launch(f, gx, gy, gz, h, 1);
+}
+
+static CUresult launch_ex(const CUlaunchConfig *config, CUfunction f, int ptsz)
+{
+    if (!config)
+        return CUDA_ERROR_INVALID_VALUE;
+    return launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->hStream, ptsz);
 }
 
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
 {
     (void)kernelParams;
     (void)extra;
-    if (!config)
-        return CUDA_ERROR_INVALID_VALUE;
-    return launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->hStream);
+    return launch_ex(config, f, 0);
 }
 
 CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
                                        void **extra)
 {
-    return cuLaunchKernelEx(config, f, kernelParams, extra);
+    (void)kernelParams;
+    (void)extra;
+    return launch_ex(config, f, 1);
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *launchParamsList, unsigned int numDevices,
@@ -293,7 +307,7 @@ CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *launch
         return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < numDevices; i++) {
         CUDA_LAUNCH_PARAMS *p = &launchParamsList[i];
-        CUresult r = launch(p->function, p->gridDimX, p->gridDimY, p->gridDimZ, p->hStream);
+        CUresult r = launch(p->function, p->gridDimX, p->gridDimY, p->gridDimZ, p->hStream, 0);
         if (r != CUDA_SUCCESS)
             return r;
     }

@@ -105,6 +105,16 @@ static void *resolve(CUdeviceptr p, size_t len, int *is_dev)
     return (char *)a->host + (p - a->base);
 }
 
+/* cuMemAlloc and cuMemFree are potentially unsafe during stream capture
+ * (cuda_capture.c): refused before they do anything. */
+static CUresult unsafe_call(void)
+{
+    pthread_mutex_lock(&sim_lk);
+    CUresult r = sim_capture_unsafe_call();
+    pthread_mutex_unlock(&sim_lk);
+    return r;
+}
+
 static CUresult alloc_kind(CUdeviceptr *dptr, size_t bytes, uint64_t charge, int kind)
 {
     int dev;
@@ -113,6 +123,8 @@ static CUresult alloc_kind(CUdeviceptr *dptr, size_t bytes, uint64_t charge, int
         return r;
     if (!dptr || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    if ((r = unsafe_call()) != CUDA_SUCCESS)
+        return r;
     if (sim_charge((uint32_t)dev, charge) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     struct sim_alloc a = { .size = bytes, .charged = charge, .dev = dev, .kind = kind };
@@ -177,7 +189,8 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
     SIM_CHECK_INIT();
     if (dptr == 0)
         return CUDA_SUCCESS;
-    return sim_free_ptr(dptr);
+    CUresult r = unsafe_call();
+    return r != CUDA_SUCCESS ? r : sim_free_ptr(dptr);
 }
 
 CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_b, size_t *total)
@@ -268,16 +281,36 @@ CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) { r
 CUresult CUDAAPI cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n) { return copy(dst, (CUdeviceptr)(uintptr_t)src, n); }
 CUresult CUDAAPI cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n) { return copy((CUdeviceptr)(uintptr_t)dst, src, n); }
 CUresult CUDAAPI cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n) { return copy(dst, src, n); }
-CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream hs) { (void)hs; return copy(dst, (CUdeviceptr)(uintptr_t)src, n); }
-CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream hs) { (void)hs; return copy((CUdeviceptr)(uintptr_t)dst, src, n); }
-CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs) { (void)hs; return copy(dst, src, n); }
-CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, CUstream hs) { (void)hs; return copy(dst, (CUdeviceptr)(uintptr_t)src, n); }
-CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream hs) { (void)hs; return copy((CUdeviceptr)(uintptr_t)dst, src, n); }
-CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs) { (void)hs; return copy(dst, src, n); }
+/* Async copies and memsets happen at once (not in stream order), except
+ * that one into a capturing stream does nothing and makes no node: a
+ * captured graph replays its kernels only. */
+static CUresult async_check(CUstream hs, int ptsz, int *skip)
+{
+    CUresult r;
+    struct sim_capture *cap;
+    sim_stream_for_enqueue(hs, ptsz, &cap, &r);
+    *skip = cap != NULL;
+    return r;
+}
+
+static CUresult copy_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs, int ptsz)
+{
+    int skip;
+    CUresult r = async_check(hs, ptsz, &skip);
+    return r != CUDA_SUCCESS || skip ? r : copy(dst, src, n);
+}
+
+#define H2D(p) ((CUdeviceptr)(uintptr_t)(p))
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream hs) { return copy_async(dst, H2D(src), n, hs, 0); }
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream hs) { return copy_async(H2D(dst), src, n, hs, 0); }
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs) { return copy_async(dst, src, n, hs, 0); }
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, CUstream hs) { return copy_async(dst, H2D(src), n, hs, 1); }
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream hs) { return copy_async(H2D(dst), src, n, hs, 1); }
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs) { return copy_async(dst, src, n, hs, 1); }
 CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) { return copy(dst, src, n); }
 CUresult CUDAAPI cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n) { return copy(dst, src, n); }
-CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs) { (void)hs; return copy(dst, src, n); }
-CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs) { (void)hs; return copy(dst, src, n); }
+CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs) { return copy_async(dst, src, n, hs, 0); }
+CUresult CUDAAPI cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hs) { return copy_async(dst, src, n, hs, 1); }
 
 static CUresult memset_n(CUdeviceptr dst, uint32_t v, size_t elem, size_t n)
 {
@@ -301,12 +334,19 @@ CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) { retur
 CUresult CUDAAPI cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char v, size_t n) { return memset_n(d, v, 1, n); }
 CUresult CUDAAPI cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short v, size_t n) { return memset_n(d, v, 2, n); }
 CUresult CUDAAPI cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int v, size_t n) { return memset_n(d, v, 4, n); }
-CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { (void)s; return memset_n(d, v, 1, n); }
-CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { (void)s; return memset_n(d, v, 2, n); }
-CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { (void)s; return memset_n(d, v, 4, n); }
-CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { (void)s; return memset_n(d, v, 1, n); }
-CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { (void)s; return memset_n(d, v, 2, n); }
-CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { (void)s; return memset_n(d, v, 4, n); }
+static CUresult memset_async(CUdeviceptr dst, uint32_t v, size_t elem, size_t n, CUstream hs, int ptsz)
+{
+    int skip;
+    CUresult r = async_check(hs, ptsz, &skip);
+    return r != CUDA_SUCCESS || skip ? r : memset_n(dst, v, elem, n);
+}
+
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return memset_async(d, v, 1, n, s, 0); }
+CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { return memset_async(d, v, 2, n, s, 0); }
+CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { return memset_async(d, v, 4, n, s, 0); }
+CUresult CUDAAPI cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return memset_async(d, v, 1, n, s, 1); }
+CUresult CUDAAPI cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { return memset_async(d, v, 2, n, s, 1); }
+CUresult CUDAAPI cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { return memset_async(d, v, 4, n, s, 1); }
 
 /* ---- page-locked host memory: not device memory ---- */
 CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)

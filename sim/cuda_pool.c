@@ -69,15 +69,22 @@ void sim_release_pools_at_sync(int dev)
     sim_uncharge((uint32_t)dev, rel);
 }
 
-static CUresult pool_alloc(CUdeviceptr *dptr, size_t size, struct sim_pool *p, CUstream h)
+/* During stream capture the allocation is made at once, as outside it (not
+ * a graph node: sim/README.md); only the enqueue rules apply (906, 901). */
+static CUresult pool_alloc(CUdeviceptr *dptr, size_t size, struct sim_pool *p, CUstream h, int ptsz)
 {
     CUresult r;
-    struct sim_stream *st = sim_stream_get(h, &r);
+    struct sim_stream *st = sim_stream_get(h, ptsz, &r);
     if (!st)
         return r;
     if (!dptr || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    struct sim_capture *cap;
     pthread_mutex_lock(&sim_lk);
+    if ((r = sim_capture_enqueue(st, &cap)) != CUDA_SUCCESS) {
+        pthread_mutex_unlock(&sim_lk);
+        return r;
+    }
     if (!p)
         p = current_pool(st->ctx->dev);
     if (!p || p->magic != MAG_POOL) {
@@ -110,37 +117,41 @@ static CUresult pool_alloc(CUdeviceptr *dptr, size_t size, struct sim_pool *p, C
 
 CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-    return pool_alloc(dptr, bytesize, NULL, hStream);
+    return pool_alloc(dptr, bytesize, NULL, hStream, 0);
 }
 
 CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-    return pool_alloc(dptr, bytesize, NULL, hStream);
+    return pool_alloc(dptr, bytesize, NULL, hStream, 1);
 }
 
 CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
 {
     if (!pool)
         return CUDA_ERROR_INVALID_VALUE;
-    return pool_alloc(dptr, bytesize, (struct sim_pool *)pool, hStream);
+    return pool_alloc(dptr, bytesize, (struct sim_pool *)pool, hStream, 0);
 }
 
 CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                               CUstream hStream)
 {
-    return cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    return pool_alloc(dptr, bytesize, (struct sim_pool *)pool, hStream, 1);
 }
 
-static CUresult free_async(CUdeviceptr dptr, CUstream h)
+/* Frees at once, during capture too (as the allocation was made at once). */
+static CUresult free_async(CUdeviceptr dptr, CUstream h, int ptsz)
 {
     CUresult r;
-    if (!sim_stream_get(h, &r))
+    struct sim_capture *cap;
+    if (!sim_stream_for_enqueue(h, ptsz, &cap, &r))
         return r;
     return sim_free_ptr(dptr);
 }
 
-CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) { return free_async(dptr, hStream); }
-CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) { return free_async(dptr, hStream); }
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) { return free_async(dptr, hStream, 0); }
+CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) { return free_async(dptr, hStream, 1); }
 
 CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
 {

@@ -3,7 +3,71 @@
 
 #include <stdlib.h>
 
-struct sim_stream *sim_stream_get(CUstream h, CUresult *err)
+/* ---- default streams ----
+ * The legacy stream is one per context (ctx->legacy). A per-thread stream is
+ * one per thread and context, made on first use and blocking (it
+ * synchronises with the legacy stream, so a blocking capture of it makes the
+ * legacy stream unusable). The thread keeps its own in a list; an entry whose
+ * context was destroyed (serial differs) is stale and reused or left. */
+static __thread struct sim_stream *tls_pt;
+static pthread_key_t g_pt_key;
+static pthread_once_t g_pt_once = PTHREAD_ONCE_INIT;
+static int g_pt_key_made;
+
+/* Thread exit: free the thread's per-thread streams that nothing refers to
+ * any more (no host function pending, in no capture); others are left. */
+static void pt_exit(void *head)
+{
+    pthread_mutex_lock(&sim_lk);
+    for (struct sim_stream *s = head, *next; s; s = next) {
+        next = s->pt_next;
+        if (s->pending_host == 0 && !s->cap) {
+            s->magic = 0;
+            sim_obj_free(s);
+        }
+    }
+    pthread_mutex_unlock(&sim_lk);
+}
+
+static void pt_key_make(void)
+{
+    g_pt_key_made = pthread_key_create(&g_pt_key, pt_exit) == 0;
+}
+
+static struct sim_stream *per_thread_stream(struct sim_ctx *c, CUresult *err)
+{
+    struct sim_stream *s, *stale = NULL;
+    pthread_mutex_lock(&sim_lk);
+    for (s = tls_pt; s; s = s->pt_next) {
+        if (s->ctx == c && s->ctx_serial == c->serial)
+            break;
+        if (s->ctx == c && s->pending_host == 0 && !s->cap)
+            stale = s; /* same address, an earlier context */
+    }
+    if (!s && stale) {
+        s = stale;
+        struct sim_stream *next = s->pt_next;
+        *s = (struct sim_stream){ .pt_next = next };
+    } else if (!s && (s = sim_obj_alloc(sizeof *s)) != NULL) {
+        s->pt_next = tls_pt;
+        tls_pt = s;
+        pthread_once(&g_pt_once, pt_key_make);
+        if (g_pt_key_made)
+            pthread_setspecific(g_pt_key, tls_pt);
+    }
+    if (s && s->magic != MAG_STREAM) {
+        s->magic = MAG_STREAM;
+        s->ctx = c;
+        s->ctx_serial = c->serial;
+        s->per_thread = 1;
+    }
+    pthread_mutex_unlock(&sim_lk);
+    if (!s)
+        *err = CUDA_ERROR_OUT_OF_MEMORY;
+    return s;
+}
+
+struct sim_stream *sim_stream_get(CUstream h, int ptsz, CUresult *err)
 {
     *err = CUDA_SUCCESS;
     if (!sim_initialized()) {
@@ -16,7 +80,9 @@ struct sim_stream *sim_stream_get(CUstream h, CUresult *err)
             *err = CUDA_ERROR_INVALID_CONTEXT;
             return NULL;
         }
-        return c->null_stream;
+        if (h == CU_STREAM_PER_THREAD || (h == NULL && ptsz))
+            return per_thread_stream(c, err);
+        return c->legacy;
     }
     struct sim_stream *s = (struct sim_stream *)h;
     if (s->magic != MAG_STREAM) {
@@ -24,6 +90,11 @@ struct sim_stream *sim_stream_get(CUstream h, CUresult *err)
         return NULL;
     }
     return s;
+}
+
+int sim_stream_blocking(const struct sim_stream *st)
+{
+    return !(st->flags & CU_STREAM_NON_BLOCKING);
 }
 
 /* sim_lk held. */
@@ -80,6 +151,9 @@ static void *worker(void *arg)
 
 void sim_stream_after_fork(void)
 {
+    tls_pt = NULL; /* the forking thread's per-thread streams were the parent's */
+    if (g_pt_key_made)
+        pthread_setspecific(g_pt_key, NULL);
     g_jobs = NULL; /* the helper thread does not exist in the child */
     g_worker_state = 0;
     pthread_cond_init(&g_done_cv, NULL);
@@ -101,16 +175,14 @@ static void worker_start(void)
     pthread_attr_destroy(&ta);
 }
 
-static CUresult host_func(CUstream h, CUhostFn fn, void *data)
+static CUresult host_func(CUstream h, int ptsz, CUhostFn fn, void *data)
 {
     CUresult r;
-    struct sim_stream *st = sim_stream_get(h, &r);
+    struct sim_stream *st = sim_stream_get(h, ptsz, &r);
     if (!st)
         return r;
     if (!fn)
         return CUDA_ERROR_INVALID_VALUE;
-    if (st->capture)
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     struct host_job *j = calloc(1, sizeof *j);
     if (!j)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -118,6 +190,14 @@ static CUresult host_func(CUstream h, CUhostFn fn, void *data)
     j->data = data;
     j->st = st;
     pthread_mutex_lock(&sim_lk);
+    struct sim_capture *cap;
+    r = sim_capture_enqueue(st, &cap);
+    if (r != CUDA_SUCCESS || cap) {
+        /* Captured: the function never runs (no host node is made). */
+        pthread_mutex_unlock(&sim_lk);
+        free(j);
+        return r;
+    }
     if (g_worker_state == 0)
         worker_start();
     if (g_worker_state < 0) {
@@ -141,12 +221,12 @@ static CUresult host_func(CUstream h, CUhostFn fn, void *data)
 
 CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 {
-    return host_func(hStream, fn, userData);
+    return host_func(hStream, 0, fn, userData);
 }
 
 CUresult CUDAAPI cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
 {
-    return host_func(hStream, fn, userData);
+    return host_func(hStream, 1, fn, userData);
 }
 
 static void wait_host(int *counter)
@@ -192,12 +272,15 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
     CUresult r;
     if (!hStream)
         return CUDA_ERROR_INVALID_HANDLE;
-    struct sim_stream *s = sim_stream_get(hStream, &r);
+    struct sim_stream *s = sim_stream_get(hStream, 0, &r);
     if (!s)
         return r;
-    if (s == s->ctx->null_stream)
+    if (s == s->ctx->legacy || s->per_thread)
         return CUDA_ERROR_INVALID_HANDLE;
     wait_host(&s->pending_host);
+    pthread_mutex_lock(&sim_lk);
+    sim_capture_stream_gone(s);
+    pthread_mutex_unlock(&sim_lk);
     s->magic = 0;
     sim_obj_free(s);
     return CUDA_SUCCESS;
@@ -208,70 +291,78 @@ CUresult CUDAAPI cuStreamDestroy(CUstream hStream)
     return cuStreamDestroy_v2(hStream);
 }
 
-static CUresult stream_sync(CUstream h)
+static CUresult stream_sync(CUstream h, int ptsz)
 {
     CUresult r;
-    struct sim_stream *s = sim_stream_get(h, &r);
+    struct sim_stream *s = sim_stream_get(h, ptsz, &r);
     if (!s)
         return r;
     pthread_mutex_lock(&sim_lk);
+    r = sim_capture_stream_sync(s);
     uint64_t t = s->tail;
     pthread_mutex_unlock(&sim_lk);
+    if (r != CUDA_SUCCESS)
+        return r;
     sim_sleep_until(t);
     wait_host(&s->pending_host);
     sim_release_pools_at_sync(s->ctx->dev);
     return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) { return stream_sync(hStream); }
-CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream) { return stream_sync(hStream); }
+CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) { return stream_sync(hStream, 0); }
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream) { return stream_sync(hStream, 1); }
 
-static CUresult stream_query(CUstream h)
+static CUresult stream_query(CUstream h, int ptsz)
 {
     CUresult r;
-    struct sim_stream *s = sim_stream_get(h, &r);
+    struct sim_stream *s = sim_stream_get(h, ptsz, &r);
     if (!s)
         return r;
     pthread_mutex_lock(&sim_lk);
+    r = sim_capture_stream_sync(s);
     int ready = s->tail <= sim_now_ns() && s->pending_host == 0;
     pthread_mutex_unlock(&sim_lk);
+    if (r != CUDA_SUCCESS)
+        return r;
     return ready ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
-CUresult CUDAAPI cuStreamQuery(CUstream hStream) { return stream_query(hStream); }
-CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream) { return stream_query(hStream); }
+CUresult CUDAAPI cuStreamQuery(CUstream hStream) { return stream_query(hStream, 0); }
+CUresult CUDAAPI cuStreamQuery_ptsz(CUstream hStream) { return stream_query(hStream, 1); }
 
-static CUresult stream_wait_event(CUstream h, CUevent ev, unsigned flags)
+static CUresult stream_wait_event(CUstream h, int ptsz, CUevent ev, unsigned flags)
 {
     (void)flags;
     CUresult r;
-    struct sim_stream *s = sim_stream_get(h, &r);
+    struct sim_stream *s = sim_stream_get(h, ptsz, &r);
     struct sim_event *e = (struct sim_event *)ev;
     if (!s)
         return r;
     if (!e || e->magic != MAG_EVENT)
         return CUDA_ERROR_INVALID_HANDLE;
+    int no_timing;
     pthread_mutex_lock(&sim_lk);
-    if (e->recorded)
+    r = sim_capture_stream_wait(s, e, &no_timing);
+    if (r == CUDA_SUCCESS && !no_timing && e->recorded)
         sim_stream_advance(s, e->t);
     pthread_mutex_unlock(&sim_lk);
-    return CUDA_SUCCESS;
+    return r;
 }
 
 CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
-    return stream_wait_event(hStream, hEvent, Flags);
+    return stream_wait_event(hStream, 0, hEvent, Flags);
 }
 
 CUresult CUDAAPI cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
-    return stream_wait_event(hStream, hEvent, Flags);
+    return stream_wait_event(hStream, 1, hEvent, Flags);
 }
 
 CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 {
     CUresult r;
-    struct sim_stream *s = sim_stream_get(hStream, &r);
+    struct sim_stream *s = sim_stream_get(hStream, 0, &r);
     if (!s)
         return r;
     if (!pctx)
@@ -295,30 +386,43 @@ CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
     return CUDA_SUCCESS;
 }
 
-static CUresult event_record(CUevent ev, CUstream h)
+static CUresult event_record(CUevent ev, CUstream h, int ptsz)
 {
     CUresult r;
     struct sim_event *e = (struct sim_event *)ev;
     if (!e || e->magic != MAG_EVENT)
         return CUDA_ERROR_INVALID_HANDLE;
-    struct sim_stream *s = sim_stream_get(h, &r);
+    struct sim_stream *s = sim_stream_get(h, ptsz, &r);
     if (!s)
         return r;
     uint64_t now = sim_now_ns();
+    struct sim_capture *cap;
     pthread_mutex_lock(&sim_lk);
-    e->t = s->tail > now ? s->tail : now;
-    e->recorded = 1;
+    r = sim_capture_enqueue(s, &cap);
+    if (r == CUDA_SUCCESS)
+        sim_capture_event_record(e, cap);
+    if (r == CUDA_SUCCESS && !cap) {
+        /* Captured records never complete: the time stays the last real one. */
+        e->t = s->tail > now ? s->tail : now;
+        e->recorded = 1;
+    }
     pthread_mutex_unlock(&sim_lk);
-    return CUDA_SUCCESS;
+    return r;
 }
 
-CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) { return event_record(hEvent, hStream); }
-CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) { return event_record(hEvent, hStream); }
+CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) { return event_record(hEvent, hStream, 0); }
+CUresult CUDAAPI cuEventRecord_ptsz(CUevent hEvent, CUstream hStream) { return event_record(hEvent, hStream, 1); }
 
 CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
     (void)flags;
-    return event_record(hEvent, hStream);
+    return event_record(hEvent, hStream, 0);
+}
+
+CUresult CUDAAPI cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
+{
+    (void)flags;
+    return event_record(hEvent, hStream, 1);
 }
 
 CUresult CUDAAPI cuEventQuery(CUevent hEvent)
@@ -326,7 +430,13 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent)
     struct sim_event *e = (struct sim_event *)hEvent;
     if (!e || e->magic != MAG_EVENT)
         return CUDA_ERROR_INVALID_HANDLE;
-    return !e->recorded || e->t <= sim_now_ns() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+    pthread_mutex_lock(&sim_lk);
+    CUresult r = sim_capture_event_wait(e);
+    int ready = !e->recorded || e->t <= sim_now_ns();
+    pthread_mutex_unlock(&sim_lk);
+    if (r != CUDA_SUCCESS)
+        return r;
+    return ready ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
@@ -334,8 +444,13 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
     struct sim_event *e = (struct sim_event *)hEvent;
     if (!e || e->magic != MAG_EVENT)
         return CUDA_ERROR_INVALID_HANDLE;
-    if (e->recorded)
-        sim_sleep_until(e->t);
+    pthread_mutex_lock(&sim_lk);
+    CUresult r = sim_capture_event_wait(e);
+    uint64_t t = e->recorded ? e->t : 0;
+    pthread_mutex_unlock(&sim_lk);
+    if (r != CUDA_SUCCESS)
+        return r;
+    sim_sleep_until(t);
     int d;
     if (sim_cur_dev(&d) == CUDA_SUCCESS)
         sim_release_pools_at_sync(d);

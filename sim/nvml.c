@@ -3,6 +3,7 @@
 #include "cudacap/nvml.h"
 #include "sim_shared.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,12 +15,21 @@ static int g_refs;
 
 #define CHECK_INIT() do { if (__atomic_load_n(&g_refs, __ATOMIC_ACQUIRE) <= 0) return NVML_ERROR_UNINITIALIZED; } while (0)
 
-static nvmlReturn_t init(void)
+static void fill_devs(void)
 {
-    if (!sim_shm())
-        return NVML_ERROR_DRIVER_NOT_LOADED;
     for (unsigned i = 0; i < SIM_MAX_DEV; i++)
         g_devs[i].idx = i;
+}
+
+/* Thread-safe as NVIDIA's: a second nvmlInit while another thread uses the
+ * handles must not rewrite them (a TSan race in a client that initialises
+ * NVML beside cudacap's watcher). */
+static nvmlReturn_t init(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (!sim_shm())
+        return NVML_ERROR_DRIVER_NOT_LOADED;
+    pthread_once(&once, fill_devs);
     __atomic_add_fetch(&g_refs, 1, __ATOMIC_ACQ_REL);
     return NVML_SUCCESS;
 }

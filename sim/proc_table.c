@@ -53,6 +53,7 @@ const struct sim_proc_entry sim_proc_table[] = {
     { "cuEventQuery", "cuEventQuery", (void *)&cuEventQuery, 2000, 0 },
     { "cuEventRecord", "cuEventRecord", (void *)&cuEventRecord, 2000, 0 },
     { "cuEventRecordWithFlags", "cuEventRecordWithFlags", (void *)&cuEventRecordWithFlags, 11010, 0 },
+    { "cuEventRecordWithFlags", "cuEventRecordWithFlags_ptsz", (void *)&cuEventRecordWithFlags_ptsz, 11010, 1 },
     { "cuEventRecord", "cuEventRecord_ptsz", (void *)&cuEventRecord_ptsz, 7000, 1 },
     { "cuEventSynchronize", "cuEventSynchronize", (void *)&cuEventSynchronize, 2000, 0 },
     { "cuFuncGetAttribute", "cuFuncGetAttribute", (void *)&cuFuncGetAttribute, 2020, 0 },
@@ -175,6 +176,12 @@ const struct sim_proc_entry sim_proc_table[] = {
     { "cuStreamDestroy", "cuStreamDestroy_v2", (void *)&cuStreamDestroy_v2, 4000, 0 },
     { "cuStreamEndCapture", "cuStreamEndCapture", (void *)&cuStreamEndCapture, 10000, 0 },
     { "cuStreamEndCapture", "cuStreamEndCapture_ptsz", (void *)&cuStreamEndCapture_ptsz, 10000, 1 },
+    { "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo", (void *)&cuStreamGetCaptureInfo, 10010, 0 },
+    { "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_ptsz", (void *)&cuStreamGetCaptureInfo_ptsz, 10010, 1 },
+    { "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2", (void *)&cuStreamGetCaptureInfo_v2, 11030, 0 },
+    { "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v2_ptsz", (void *)&cuStreamGetCaptureInfo_v2_ptsz, 11030, 1 },
+    { "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v3", (void *)&cuStreamGetCaptureInfo_v3, 12030, 0 },
+    { "cuStreamGetCaptureInfo", "cuStreamGetCaptureInfo_v3_ptsz", (void *)&cuStreamGetCaptureInfo_v3_ptsz, 12030, 1 },
     { "cuStreamGetCtx", "cuStreamGetCtx", (void *)&cuStreamGetCtx, 9020, 0 },
     { "cuStreamIsCapturing", "cuStreamIsCapturing", (void *)&cuStreamIsCapturing, 10000, 0 },
     { "cuStreamIsCapturing", "cuStreamIsCapturing_ptsz", (void *)&cuStreamIsCapturing_ptsz, 10000, 1 },
@@ -184,5 +191,6 @@ const struct sim_proc_entry sim_proc_table[] = {
     { "cuStreamSynchronize", "cuStreamSynchronize_ptsz", (void *)&cuStreamSynchronize_ptsz, 7000, 1 },
     { "cuStreamWaitEvent", "cuStreamWaitEvent", (void *)&cuStreamWaitEvent, 3020, 0 },
     { "cuStreamWaitEvent", "cuStreamWaitEvent_ptsz", (void *)&cuStreamWaitEvent_ptsz, 7000, 1 },
+    { "cuThreadExchangeStreamCaptureMode", "cuThreadExchangeStreamCaptureMode", (void *)&cuThreadExchangeStreamCaptureMode, 10010, 0 },
 };
 const size_t sim_proc_table_len = sizeof sim_proc_table / sizeof sim_proc_table[0];

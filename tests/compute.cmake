@@ -105,12 +105,23 @@ endif()
 # Usage: cc_preload_control(TEST EXE LIBNAME MACRO ENV...), for tests run
 # under the preloaded library (the unit-level ones use cc_compute_control).
 function(cc_preload_control test exe lib macro)
+  cc_preload_control_mode(${test} "${exe}" "" ${lib} ${macro} ${ARGN})
+endfunction()
+# The same with an argument for the test program (MODE; "" for none). The
+# control library is built once, whatever the number of tests using it.
+function(cc_preload_control_mode test exe mode lib macro)
   if(NOT COMMAND cc_memory_control_lib)
     return()
   endif()
-  cc_memory_control_lib(${lib} ${macro})
+  if(NOT TARGET ${lib})
+    cc_memory_control_lib(${lib} ${macro})
+  endif()
   add_dependencies(${exe} ${lib})
-  cc_add_preloaded_test(${test} ${exe})
+  if(mode STREQUAL "")
+    cc_add_preloaded_test(${test} ${exe})
+  else()
+    cc_add_preloaded_test(${test} ${exe} ${mode})
+  endif()
   string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/${lib}/libcudacap.so"
          _pre "${CUDACAP_PRELOAD}")
   set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT ${ARGN} "LD_PRELOAD=${_pre}")
@@ -166,3 +177,26 @@ set_property(TEST compute.twocont APPEND PROPERTY ENVIRONMENT
 # Alone on the machine: four saturating processes on 2 cores next to other
 # tests change who gets the device.
 set_tests_properties(compute.twocont PROPERTIES RUN_SERIAL TRUE)
+
+# Stream capture and deep queues of never-timed shapes (issue 9).
+cc_sim_client(compute_deepq compute_deepq.c)
+foreach(m long short new)
+  cc_add_preloaded_test(compute.deepq.${m} compute_deepq ${m})
+  set_tests_properties(compute.deepq.${m} PROPERTIES LABELS compute)
+  set_property(TEST compute.deepq.${m} APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30")
+  # Control: every launch before a shape's first timing is free.
+  cc_preload_control_mode(compute.deepq.${m}.control compute_deepq ${m} cudacap_free_untimed
+                          CC_TEST_FREE_UNTIMED "CUDACAP_SM_LIMIT=30")
+endforeach()
+cc_sim_client(compute_capture compute_capture.c)
+cc_add_preloaded_test(compute.capture.invalidation compute_capture invalidation)
+cc_add_preloaded_test(compute.capture.time compute_capture time)
+set_tests_properties(compute.capture.invalidation compute.capture.time PROPERTIES LABELS "compute;concurrency")
+set_property(TEST compute.capture.invalidation compute.capture.time APPEND PROPERTY ENVIRONMENT
+             "CUDACAP_SM_LIMIT=30")
+# Controls: timing events polled in the thread's default (global) mode;
+# captured launches charged and delayed like eager ones.
+cc_preload_control_mode(compute.capture.invalidation.control compute_capture invalidation
+                        cudacap_no_relaxed CC_TEST_NO_RELAXED "CUDACAP_SM_LIMIT=30")
+cc_preload_control_mode(compute.capture.time.control compute_capture time
+                        cudacap_charge_capture CC_TEST_CHARGE_CAPTURE "CUDACAP_SM_LIMIT=30")

@@ -8,6 +8,7 @@ set(CC_COMPUTE_SOURCES
   cap/election.c
   cap/sampling_lock.c
   cap/compute_region.c
+  cap/capture.c
   cap/cost.c
   cap/gate.c
   cap/watcher.c

@@ -36,6 +36,10 @@ struct cc_cdev {
     unsigned nvml_gap_us[16];
     unsigned nvml_gap_i;
     unsigned long long nvml_poll_us; /* when this process last polled NVML */
+    /* 1 while a launch of a never-timed shape is in flight on this device
+     * (its timing pending): the only launch admitted without a charge
+     * (gate.c). Set by CAS, cleared (release) when its timing completes. */
+    int probe;
 };
 
 /* The device state of a CUDA ordinal, set up on first use. NULL when out of
@@ -59,8 +63,9 @@ int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure);
 int64_t cc_cost_fallback(void);
 /* Timing a launch: begin records the start event (returns a handle, or
  * NULL when no timing is possible), end records the end event and queues
- * the measurement; the correction is charged to line when it completes. */
-void *cc_cost_begin(CUstream s, int ptsz);
+ * the measurement; the correction is charged to line when it completes,
+ * and then *probe (if not NULL) is cleared, as it is when the launch fails. */
+void *cc_cost_begin(CUstream s, int ptsz, int *probe);
 void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int64_t charged,
                  cc_compute_dev_t *line, int launched);
 /* Completes measurements that finished; at most max (0 = all). */

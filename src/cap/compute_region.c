@@ -20,7 +20,11 @@ static void init_line(cc_compute_dev_t *d, int64_t nominal, uint32_t cap_pm)
     /* Seeded when the line is built, never by a later joiner: a process
      * starting late must not reset a converged controller. */
     memset(d, 0, sizeof *d);
-    d->tokens = nominal;
+    /* Empty: the container's share accrues from its first launch on. A full
+     * period at start let a deep queue at process start take cap + a period
+     * in its first second (issue 9); the first launch waits one drip lump. */
+    (void)nominal;
+    d->tokens = 0;
     d->share = st.share;
     d->up_limit_pm = st.up_limit_pm;
     d->excl_debounced = st.excl_debounced;

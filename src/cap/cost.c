@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "cap/bucket.h"
+#include "cap/capture.h"
 #include "cap/compute.h"
 #include "common/log.h"
 #include "hook/hook.h"
@@ -45,6 +46,7 @@ struct pair {
     uint64_t blocks;
     int64_t charged;
     cc_compute_dev_t *line;
+    int *probe;       /* the device's untimed-shape slot this timing holds, or NULL */
 };
 static struct pair pairs[CC_COST_PAIRS];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -57,8 +59,6 @@ static __typeof__(&cuEventRecord) ev_record_pt;
 static __typeof__(&cuEventQuery) ev_query;
 static __typeof__(&cuEventElapsedTime) ev_elapsed;
 static __typeof__(&cuCtxGetCurrent) ctx_current;
-static __typeof__(&cuStreamIsCapturing) is_capturing;
-static __typeof__(&cuStreamIsCapturing) is_capturing_pt;
 static pthread_once_t syms_once = PTHREAD_ONCE_INIT;
 
 static void resolve(void)
@@ -69,10 +69,7 @@ static void resolve(void)
     ev_query = cc_lib_sym(CC_LIB_CUDA, "cuEventQuery");
     ev_elapsed = cc_lib_sym(CC_LIB_CUDA, "cuEventElapsedTime");
     ctx_current = cc_lib_sym(CC_LIB_CUDA, "cuCtxGetCurrent");
-    is_capturing = cc_lib_sym(CC_LIB_CUDA, "cuStreamIsCapturing");
-    is_capturing_pt = cc_lib_sym(CC_LIB_CUDA, "cuStreamIsCapturing_ptsz");
     if (!ev_record_pt) ev_record_pt = ev_record;
-    if (!is_capturing_pt) is_capturing_pt = is_capturing;
 }
 
 static uint64_t now_ns(void)
@@ -124,8 +121,8 @@ int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure)
     int64_t est = __atomic_load_n(&e->est, __ATOMIC_RELAXED);
     uint64_t last = __atomic_load_n(&e->last_ns, __ATOMIC_RELAXED);
     if (est <= 0) { /* never timed (0 is the zeroed table's "unknown") */
-        *measure = 1;
-        return 0; /* charged exactly when the timing completes */
+        *measure = 2;
+        return 0; /* charged exactly when the timing completes (gate.c bounds these) */
     }
     uint64_t now = now_ns();
     if (now - last >= CC_COST_SAMPLE_NS &&
@@ -135,20 +132,13 @@ int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure)
     return est;
 }
 
-static int capturing(CUstream s, int ptsz)
-{
-    __typeof__(&cuStreamIsCapturing) f = ptsz ? is_capturing_pt : is_capturing;
-    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (!f) return 0;
-    if (f(s, &st) != CUDA_SUCCESS) return 1; /* cannot tell: do not touch the stream */
-    return st != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
-void *cc_cost_begin(CUstream s, int ptsz)
+void *cc_cost_begin(CUstream s, int ptsz, int *probe)
 {
     pthread_once(&syms_once, resolve);
     if (!ev_create || !ev_record || !ev_query || !ev_elapsed || !ctx_current) return NULL;
-    if (capturing(s, ptsz)) return NULL;
+    /* Asked whatever the capture count says: an event recorded into a
+     * capture could never be queried again without invalidating it. */
+    if (cc_capture_stream_busy(s, ptsz)) return NULL;
     CUcontext ctx = NULL;
     if (ctx_current(&ctx) != CUDA_SUCCESS || !ctx) return NULL;
     struct pair *p = NULL;
@@ -163,6 +153,7 @@ void *cc_cost_begin(CUstream s, int ptsz)
     if (p) __atomic_store_n(&p->busy, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&mu);
     if (!p) return NULL;
+    p->probe = probe;
     if (!p->a) {
         if (ev_create(&p->a, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
             ev_create(&p->b, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
@@ -201,8 +192,13 @@ static void charge_shape(void *key, uint64_t blocks, int64_t charged, int64_t ns
          * now. Debt from corrections is bounded at 3 periods of supply, so a
          * burst of inflated first timings cannot stall the container. */
         int64_t c = est - charged;
-        int64_t floor = 3 * __atomic_load_n(&line->share, __ATOMIC_RELAXED);
+        /* share and tokens are read from a shared file: clamped to what the
+         * controller and the bucket can hold before any arithmetic. */
+        int64_t sh = __atomic_load_n(&line->share, __ATOMIC_RELAXED);
+        sh = sh < 0 ? 0 : sh > CC_BUCKET_MAX_COST ? CC_BUCKET_MAX_COST : sh;
+        int64_t floor = 3 * sh;
         int64_t cur = __atomic_load_n(&line->tokens, __ATOMIC_RELAXED);
+        cur = cur < CC_BUCKET_MIN ? CC_BUCKET_MIN : cur > -CC_BUCKET_MIN ? -CC_BUCKET_MIN : cur;
         if (c > 0 && cur - c < -floor) c = cur + floor > 0 ? cur + floor : 0;
         cc_bucket_charge(&line->tokens, c);
     }
@@ -214,6 +210,8 @@ void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int6
     struct pair *p = m;
     if (!p) return;
     if (!launched || (ptsz ? ev_record_pt : ev_record)(p->b, s) != CUDA_SUCCESS) {
+        if (p->probe) __atomic_store_n(p->probe, 0, __ATOMIC_RELEASE);
+        p->probe = NULL;
         __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
         return;
     }
@@ -232,6 +230,21 @@ void cc_cost_poll(int max)
     if (!__atomic_load_n(&cc_cost_pending, __ATOMIC_RELAXED)) return;
     /* Launch threads only try: the watcher drains whatever they skip. */
     if (max ? pthread_mutex_trylock(&mu) != 0 : pthread_mutex_lock(&mu) != 0) return;
+    /* cuEventQuery is "potentially unsafe": in the thread's default global
+     * mode it would invalidate any capture in progress in this process
+     * (issue 9). Relaxed for the poll, as PyTorch's own watchdog does; our
+     * events are never recorded into a capture (cc_cost_begin), the one
+     * thing relaxed mode still forbids. No exchange (a pre-10.1 driver):
+     * no polling while a capture may run. */
+    CUstreamCaptureMode saved;
+#ifdef CC_TEST_NO_RELAXED /* negative control: poll in the thread's own mode */
+    (void)saved;
+#else
+    if (cc_capture_relaxed_enter(&saved) != 0 && cc_capture_live()) {
+        pthread_mutex_unlock(&mu);
+        return;
+    }
+#endif
     int done = 0;
     for (int i = 0; i < CC_COST_PAIRS && (!max || done < max); i++) {
         struct pair *p = &pairs[i];
@@ -243,8 +256,14 @@ void cc_cost_poll(int max)
         done++;
         if (r == CUDA_SUCCESS && ms >= 0)
             charge_shape(p->key, p->blocks, p->charged, (int64_t)((double)ms * 1e6), p->line);
+        /* Release: a launch waiting on the slot then finds the estimate. */
+        if (p->probe) __atomic_store_n(p->probe, 0, __ATOMIC_RELEASE);
+        p->probe = NULL;
         __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
     }
+#ifndef CC_TEST_NO_RELAXED
+    cc_capture_relaxed_leave(&saved);
+#endif
     pthread_mutex_unlock(&mu);
 }
 

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cap/bucket.h"
+#include "cap/capture.h"
 #include "cap/compute.h"
 #include "cap/compute_region.h"
 #include "cap/controller.h"
@@ -102,7 +104,7 @@ static void setup_locked(struct cc_cdev *d, int ordinal)
         memset(d->line, 0, sizeof *d->line);
         d->own_accrued = 0;
         cc_ctrl_state_t st = cc_ctrl_initial(d->cap_pm, d->nominal);
-        d->line->tokens = d->nominal;
+        d->line->tokens = 0; /* as a shared line: compute_region.c, init_line */
         d->line->share = st.share;
         d->line->up_limit_pm = st.up_limit_pm;
         d->line->excl_debounced = st.excl_debounced;
@@ -138,7 +140,11 @@ static void fork_child(void)
     setup_mu = fresh;
     __atomic_store_n(&my_slot, -1, __ATOMIC_SEQ_CST);
     cc_hostpid_fork_child();
-    for (int i = 0; i < CC_MAX_DEVICES; i++) cdevs[i].last_pub_ns = 0;
+    for (int i = 0; i < CC_MAX_DEVICES; i++) {
+        cdevs[i].last_pub_ns = 0;
+        cdevs[i].probe = 0; /* the parent's pending timing is not ours */
+    }
+    cc_capture_fork_child();
     cc_cost_fork_child();
     cc_watcher_fork_child();
 }
@@ -152,6 +158,53 @@ static void decide_mode(void)
     __atomic_store_n(&cc_compute_mode, on ? 2 : 1, __ATOMIC_RELEASE);
 }
 
+/* How long a launch of a never-timed shape waits for the device's pending
+ * first timing before it goes ahead charged the fallback. Bounded: a probe
+ * queued behind work we cannot see finish (a stream waiting on the host or
+ * on another thread's later launch) must never hang a launching thread. */
+#define CC_PROBE_WAIT_NS 500000000ull
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A launch of a shape never timed. The first one in flight on the device is
+ * the probe: admitted without a charge and timed (charged when its timing
+ * completes). While a probe is pending, a later launch of a never-timed
+ * shape waits for it, polling the timings, and then is charged the estimate
+ * if its shape is the one just timed, or becomes the next probe. So at most
+ * one launch per process and device runs uncharged at any time, whatever the
+ * queue depth or the number of new shapes: 50 queued 40 ms kernels of one
+ * new shape ran the device at 100 % under a 30 % cap when every launch
+ * before the first timing was free (issue 9). Waits sleep 50 us doubling to
+ * 1 ms, up to CC_PROBE_WAIT_NS; then the fallback charge. */
+static int64_t admit_untimed(struct cc_cdev *d, void *key, uint64_t blocks, int *measure,
+                             int **probe)
+{
+    uint64_t t0 = mono_ns(), nap = 50000;
+    for (;;) {
+        int zero = 0;
+        if (__atomic_compare_exchange_n(&d->probe, &zero, 1, 0, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_ACQUIRE)) { /* pairs with the release clear */
+            *probe = &d->probe;
+            return 0;
+        }
+        if (mono_ns() - t0 > CC_PROBE_WAIT_NS) {
+            *measure = 1;
+            return cc_cost_fallback();
+        }
+        struct timespec ts = {0, (long)nap};
+        nanosleep(&ts, NULL);
+        if (nap < 1000000) nap *= 2;
+        cc_cost_poll(0);
+        int64_t est = cc_cost_estimate(key, blocks, measure);
+        if (*measure != 2) return est;
+    }
+}
+
 int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, int ptsz)
 {
     t->d = NULL;
@@ -163,24 +216,38 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
     if (cc_compute_mode != 2) return 0;
     struct cc_cdev *d = cc_compute_dev(cc_device_current());
     if (!d || d->state != 1) return 0;
+#ifndef CC_TEST_CHARGE_CAPTURE /* negative control: launches into a capture charged */
+    /* Into a capture: nothing runs until the graph is replayed, and the
+     * replay is charged (a graph launch, timed like a kernel). One load
+     * while no capture exists anywhere in the process. */
+    if (__builtin_expect(cc_capture_live(), 0) && cc_capture_stream_busy(s, ptsz)) return 0;
+#endif
     if (__builtin_expect(!registered && region != NULL, 0)) {
         pthread_mutex_lock(&setup_mu);
         register_proc();
         pthread_mutex_unlock(&setup_mu);
     }
     cc_watcher_ensure();
-    int measure = 0;
+    int measure = 0, *probe = NULL;
     int64_t cost = cc_cost_estimate(key, blocks, &measure);
+#ifdef CC_TEST_FREE_UNTIMED /* negative control: every launch before a first timing free */
+    (void)admit_untimed;
+#else
+    if (measure == 2) cost = admit_untimed(d, key, blocks, &measure, &probe);
+#endif
     cc_bucket_take(&d->line->tokens, cost, &d->line->throttled, &d->drip);
     /* The start event after admission: recorded before it, a timing would
      * include our own wait for tokens (every wait, once tokens drip in:
      * 1.5 ms kernels timed at 5-60 ms on the simulator, the share driven to
      * 4x to compensate). */
     if (measure) {
-        t->m = cc_cost_begin(s, ptsz);
-        if (!t->m && cost == 0) { /* never timed and cannot be: charge the fallback */
-            cost = cc_cost_fallback();
-            cc_bucket_charge(&d->line->tokens, cost);
+        t->m = cc_cost_begin(s, ptsz, probe);
+        if (!t->m) {
+            if (probe) __atomic_store_n(probe, 0, __ATOMIC_RELEASE); /* no timing: next probe */
+            if (cost == 0) { /* never timed and cannot be: charge the fallback */
+                cost = cc_cost_fallback();
+                cc_bucket_charge(&d->line->tokens, cost);
+            }
         }
     }
     t->d = d;

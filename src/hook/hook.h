@@ -15,6 +15,18 @@
 #undef cuGetProcAddress
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
 
+/* cuda.h maps cuStreamBeginCapture to _v2 (with a mode); the CUDA 10.0 ABI
+ * without one is still exported under the plain name. */
+#undef cuStreamBeginCapture
+#undef cuStreamEndCapture
+#undef cuStreamBeginCaptureToGraph
+CUresult cuStreamBeginCapture(CUstream);
+CUresult cuStreamBeginCapture_ptsz(CUstream);
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode);
+CUresult cuStreamEndCapture_ptsz(CUstream, CUgraph *);
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream, CUgraph, const CUgraphNode *,
+                                          const CUgraphEdgeData *, size_t, CUstreamCaptureMode);
+
 /* Per-thread-default-stream twins: same ABI as the legacy entry point. */
 __typeof__(cuLaunchKernel) cuLaunchKernel_ptsz;
 __typeof__(cuLaunchKernelEx) cuLaunchKernelEx_ptsz;

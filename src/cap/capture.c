@@ -1,0 +1,70 @@
+/* Stream-capture bookkeeping for the compute cap (capture.h). */
+#include "cap/capture.h"
+
+#include <pthread.h>
+
+#include "hook/hook.h"
+
+int cc_captures_live;
+
+static __typeof__(&cuStreamIsCapturing) is_cap, is_cap_pt;
+static __typeof__(&cuThreadExchangeStreamCaptureMode) exchange;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void resolve(void)
+{
+    is_cap = cc_lib_sym(CC_LIB_CUDA, "cuStreamIsCapturing");
+    is_cap_pt = cc_lib_sym(CC_LIB_CUDA, "cuStreamIsCapturing_ptsz");
+    if (!is_cap_pt) is_cap_pt = is_cap;
+    exchange = cc_lib_sym(CC_LIB_CUDA, "cuThreadExchangeStreamCaptureMode");
+}
+
+void cc_capture_begun(void)
+{
+    /* Release: a launch that sees the count sees a capture that has begun. */
+    __atomic_add_fetch(&cc_captures_live, 1, __ATOMIC_RELEASE);
+}
+
+void cc_capture_ended(CUresult r, CUstream s, int ptsz)
+{
+    /* Over when the end succeeded or reported the capture invalidated, and
+     * after a wrong-thread end when the stream says so (the H200 ends the
+     * capture then). 401 (not capturing) and bad handles change nothing. */
+    int over = r == CUDA_SUCCESS || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||
+               (r == CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD && !cc_capture_stream_busy(s, ptsz));
+    if (!over) return;
+    int n = __atomic_load_n(&cc_captures_live, __ATOMIC_RELAXED);
+    while (n > 0 && !__atomic_compare_exchange_n(&cc_captures_live, &n, n - 1, 1,
+                                                 __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    }
+}
+
+int cc_capture_stream_busy(CUstream s, int ptsz)
+{
+    pthread_once(&once, resolve);
+    __typeof__(&cuStreamIsCapturing) f = ptsz ? is_cap_pt : is_cap;
+    if (!f) return 1; /* cannot tell */
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (f(s, &st) != CUDA_SUCCESS) return 1;
+    return st != CU_STREAM_CAPTURE_STATUS_NONE; /* active or invalidated: not ours to touch */
+}
+
+int cc_capture_relaxed_enter(CUstreamCaptureMode *saved)
+{
+    pthread_once(&once, resolve);
+    *saved = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (!exchange || exchange(saved) != CUDA_SUCCESS) return -1;
+    return 0;
+}
+
+void cc_capture_relaxed_leave(const CUstreamCaptureMode *saved)
+{
+    CUstreamCaptureMode m = *saved;
+    if (exchange) exchange(&m);
+}
+
+void cc_capture_fork_child(void)
+{
+    /* The child has no captures (and CUDA state must be rebuilt anyway). */
+    __atomic_store_n(&cc_captures_live, 0, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,79 @@
+/* Deep launch queues of never-timed kernel shapes under CUDACAP_SM_LIMIT=30
+ * (issue 9). A shape costs nothing until its first timing completes, so a
+ * queue launched before that, with no sync, used to run uncapped: 50
+ * back-to-back 40 ms kernels kept the device 100 % busy at a 30 % cap, and a
+ * first training step queues exactly like that. Now only one launch of a
+ * never-timed shape is in flight uncharged per process and device (gate.c,
+ * admit_untimed).
+ *
+ *   compute_deepq long    30 x 40 ms one-wave kernels, one shape, no sync
+ *   compute_deepq short   240 x 5 ms kernels, one shape, no sync
+ *   compute_deepq new     30 x 40 ms kernels, a new shape (grid) every launch
+ *
+ * Each queue is 1.2 s of device time, launched at once, then one sync. The
+ * device's busy share is read from the simulator's NVML utilization (1 s
+ * window) exactly 1 s after the first launch (the first second) and from the
+ * run's length (work / elapsed: the whole run). Both must stay <= cap + 5.
+ * Control (compute.deepq.*.control, WILL_FAIL): the library built with
+ * CC_TEST_FREE_UNTIMED (every launch before a shape's first timing free):
+ * the first second reads 100 % and the run takes ~1.2 s (share ~100 %) in
+ * every mode; checked by running them. */
+#include <cuda.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "compute_mp.h"
+#include "cudacap/nvml.h"
+#include "spin_setup.h"
+
+#define CAP 30.0
+
+static uint64_t t_first;
+static unsigned first_second = 999;
+
+static void *reader(void *arg)
+{
+    (void)arg;
+    nvmlDevice_t h;
+    if (nvmlInit_v2() != NVML_SUCCESS || nvmlDeviceGetHandleByIndex_v2(0, &h) != NVML_SUCCESS)
+        return NULL;
+    while (!__atomic_load_n(&t_first, __ATOMIC_ACQUIRE)) mp_msleep(1);
+    mp_sleep_until(t_first + 1000000000ull);
+    nvmlUtilization_t u;
+    if (nvmlDeviceGetUtilizationRates(h, &u) == NVML_SUCCESS) first_second = u.gpu;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "long";
+    int us = strcmp(mode, "short") == 0 ? 5000 : 40000;
+    int n = 1200000 / us;
+    char name[32];
+    snprintf(name, sizeof name, "spin_%dus", us);
+    CUfunction fn;
+    CUstream stream;
+    int sms;
+    if (spin_setup(name, &fn, &stream, &sms) != 0) CHECK_EXIT();
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, reader, NULL) == 0, "no reader thread");
+    uint64_t t0 = mp_now();
+    __atomic_store_n(&t_first, t0, __ATOMIC_RELEASE);
+    for (int i = 0; i < n && !check_failures; i++) {
+        /* "new": grids sms-i (one wave each, so 40 ms each), every one a
+         * shape the cost model has never seen. */
+        unsigned grid = strcmp(mode, "new") == 0 ? (unsigned)(sms - i) : (unsigned)sms;
+        CHECK_CU(cuLaunchKernel(fn, grid, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
+    }
+    CHECK_CU(cuStreamSynchronize(stream));
+    double elapsed = (double)(mp_now() - t0) / 1e9;
+    pthread_join(th, NULL);
+    double whole = 100.0 * n * us / 1e6 / elapsed;
+    printf("%s: %d x %d us: first second %u%%, whole run %.1f%% (%.2f s) at cap %.0f%%\n", mode, n,
+           us, first_second, whole, elapsed, CAP);
+    CHECK(first_second <= CAP + 5, "first second at %u%% (cap %.0f + 5)", first_second, CAP);
+    CHECK(whole <= CAP + 5, "whole run at %.1f%% (cap %.0f + 5)", whole, CAP);
+    CHECK_EXIT();
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Issue 9 on a real GPU: the driver's capture rules (sim/tests/test_capture.c
+# built against the real libcuda), then real clients under the compute cap
+# with NVML sampled beside them (tests/gpu/frameworks.py). Usage:
+#   tests/gpu/issue9.sh BUILD_DIR OUT_DIR
+#   PARTS="rules capture compile jax triton eager deepq" (the default: all)
+#   CAPS="30 60" for the capture part; N=100 captures; REPLAY=20 s.
+# Reports; docs/validation.md judges the figures.
+set -u
+B=${1:-build}; O=${2:-/tmp/issue9}; mkdir -p "$O"
+LIB=$(cd "$B" && pwd)/lib/libcudacap.so; D=$(cd "$(dirname "$0")" && pwd); R=$(cd "$D/../.." && pwd)
+N=${N:-100}; REPLAY=${REPLAY:-20}; SECS=${SECS:-20}
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+trap 'pkill -9 -f frameworks.py 2>/dev/null' EXIT
+py() { python3 -c "print($1)"; }
+
+# capped NAME CAP WINDOW ARGS...: runs `frameworks.py ARGS... RESULT` under
+# the preload at CAP (0: bare, no preload) with a sampler; prints the result
+# line and NVML over the last WINDOW s of the run (less its last 0.5 s).
+capped() {
+  local name=$1 cap=$2 win=$3; shift 3
+  local st; st=$(mktemp -d); local res=$st/result
+  if [ "$cap" = 0 ]; then
+    python3 "$D/frameworks.py" "$@" "$res" > "$st/log" 2>&1 &
+  else
+    env CUDACAP_STATE_DIR="$st" CUDACAP_SM_LIMIT="$cap" LD_PRELOAD="$LIB" \
+      python3 "$D/frameworks.py" "$@" "$res" > "$st/log" 2>&1 &
+  fi
+  local pid=$!
+  echo $pid > "$st/pids"
+  python3 "$D/frameworks.py" sample 400 "$st/samples" "$st/pids" &
+  local spid=$!
+  wait $pid; local rc=$?
+  local end; end=$(date +%s.%N)
+  sleep 0.3; kill $spid 2>/dev/null; wait $spid 2>/dev/null
+  cp "$st/samples" "$O/samples.$name" 2>/dev/null
+  echo "== $name cap $cap rc $rc: $(cat "$res" 2>/dev/null || tail -3 "$st/log")"
+  if [ "$win" != - ]; then
+    echo "   NVML last ${win}s: $(python3 "$D/frameworks.py" stats "$st/samples" \
+      "$(py "$end - $win")" "$(py "$end - 0.5")")"
+  fi
+  LAST_ST=$st
+}
+
+echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
+for part in ${PARTS:-rules capture compile jax triton eager deepq}; do case $part in
+rules)
+  gcc -std=gnu11 -O1 -I/usr/local/cuda/include -I"$R/sim/tests" -o "$O/capture_rules" \
+    "$R/sim/tests/test_capture.c" "$R/sim/tests/simtest.c" -lcuda -lpthread && \
+    "$O/capture_rules" > "$O/capture_rules.txt" 2>&1
+  echo "== capture rules on the real driver: rc $? $(tail -1 "$O/capture_rules.txt")"
+  grep DIFF "$O/capture_rules.txt" | head -60 ;;
+capture)
+  capped capture-bare 0 - capture "$N" 0
+  for cap in ${CAPS:-30 60}; do capped "capture-$cap" "$cap" $((REPLAY - 2)) capture "$N" "$REPLAY"; done ;;
+compile) capped compile-30 30 $((SECS - 4)) compile "$SECS" ;;
+jax) capped jax-30 30 $((SECS - 4)) jax "$SECS" ;;
+triton) capped triton-30 30 $((SECS - 4)) triton "$SECS" ;;
+eager) capped eager-30 30 $((SECS - 4)) eager "$SECS" ;;
+deepq)
+  for cap in 0 30; do
+    capped "deepq-$cap" "$cap" - deepq 50
+    go=$(awk '{print $2}' "$LAST_ST/result" 2>/dev/null); done_s=$(awk '{print $6}' "$LAST_ST/result" 2>/dev/null)
+    [ -n "$go" ] || continue
+    echo "   NVML first 2 s: $(python3 "$D/frameworks.py" stats "$LAST_ST/samples" "$go" "$(py "$go + 2")")"
+    echo "   NVML whole run: $(python3 "$D/frameworks.py" stats "$LAST_ST/samples" "$go" "$(py "$go + $done_s")")"
+  done ;;
+esac; done
