@@ -200,3 +200,10 @@ cc_preload_control_mode(compute.capture.invalidation.control compute_capture inv
                         cudacap_no_relaxed CC_TEST_NO_RELAXED "CUDACAP_SM_LIMIT=30")
 cc_preload_control_mode(compute.capture.time.control compute_capture time
                         cudacap_charge_capture CC_TEST_CHARGE_CAPTURE "CUDACAP_SM_LIMIT=30")
+# No NVML query while the container is idle (issue 10, item 16).
+cc_sim_client(compute_idle compute_idle.c)
+cc_add_preloaded_test(compute.idle compute_idle)
+set_tests_properties(compute.idle PROPERTIES LABELS compute)
+set_property(TEST compute.idle APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30")
+cc_preload_control(compute.idle.control compute_idle cudacap_sample_idle CC_TEST_SAMPLE_IDLE
+                   "CUDACAP_SM_LIMIT=30")

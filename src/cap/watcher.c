@@ -155,6 +155,25 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int pr
 
 static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind);
 
+/* The bucket at least one nominal period full (where the controller's idle
+ * bypass leaves it, and where accrual takes it) and nobody waiting: the
+ * container launched little or nothing since the last sample, so NVML has
+ * nothing to tell the controller, and the per-process query costs 2.5 ms of
+ * CPU on the H200 (bench/watcher_cost.c: the watcher at 1.5 % of a core,
+ * idle or not). The same rule on the owner and on standbys, all reading the
+ * shared line: a skipping owner must not look wedged to a standby, which
+ * would then sample in its place. */
+static int idle(const struct cc_cdev *d)
+{
+#ifdef CC_TEST_SAMPLE_IDLE /* negative control: sample whatever the bucket says */
+    (void)d;
+    return 0;
+#else
+    int64_t t = __atomic_load_n(&d->line->tokens, __ATOMIC_RELAXED);
+    return t >= d->nominal && !__atomic_load_n(&d->line->throttled, __ATOMIC_RELAXED);
+#endif
+}
+
 static void cycle(struct cc_cdev *d)
 {
     cc_compute_dev_t *line = d->line;
@@ -162,9 +181,14 @@ static void cycle(struct cc_cdev *d)
     int nolock = d->idx < 0 || slock.fd < 0;
     int owner = !nolock && cc_slock_claim(&slock, (unsigned)d->idx);
     uint32_t u, s;
-    if (owner || nolock) {
-        cc_compute_region_t *reg = cc_compute_region();
-        if (owner && reg) cc_compute_publish_owner(reg, (unsigned)d->idx, (uint32_t)getpid(), cc_compute_host_pid());
+    cc_compute_region_t *reg = cc_compute_region();
+    if (owner && reg)
+        cc_compute_publish_owner(reg, (unsigned)d->idx, (uint32_t)getpid(), cc_compute_host_pid());
+    int quiet = idle(d);
+    if (quiet) {
+        /* cudacap status: this container's processes are not running. */
+        if (owner && reg) cc_compute_publish_procs(reg, (unsigned)d->idx, NULL, NULL, 0);
+    } else if (owner || nolock) {
         if (sample(d, &u, &s, 1)) {
             cc_sample_publish(line, u, s, now, d->last_pub_ns);
             d->last_pub_ns = now;
@@ -177,7 +201,13 @@ static void cycle(struct cc_cdev *d)
             cc_sample_publish(line, u, s, now, 0);
     }
     uint64_t thr = cc_refill_threshold(line, owner || nolock, CC_PERIOD_NS);
-    if (cc_refill_try(line, now, thr, NULL)) refill(d, now, cc_cfg.controller);
+    if (cc_refill_try(line, now, thr, NULL)) {
+        refill(d, now, cc_cfg.controller);
+        /* What the bypass does on an idle sample, without the sample: the
+         * bucket back to one period, so the first kernels after idleness
+         * cannot burst on a bucket that accrual filled to capacity. */
+        if (quiet) cc_bucket_trim_to(&line->tokens, d->nominal);
+    }
 }
 
 static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind)
@@ -225,6 +255,9 @@ static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind)
 static void *run(void *arg)
 {
     (void)arg;
+    /* Named, so its CPU time can be read (bench/watcher_cost.c) and it can
+     * be told apart in top -H. */
+    pthread_setname_np(pthread_self(), "cudacap-watch");
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
