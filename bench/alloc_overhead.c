@@ -14,7 +14,8 @@
 
 #include "bench_common.h"
 
-static int worker(size_t size)
+/* cuInit and device 0's primary context made current; 0, or 1 after an error. */
+static int ctx_up(void)
 {
     CUdevice d;
     CUcontext c;
@@ -22,6 +23,12 @@ static int worker(size_t size)
     BENCH_CU(cuDeviceGet(&d, 0));
     BENCH_CU(cuDevicePrimaryCtxRetain(&c, d));
     BENCH_CU(cuCtxSetCurrent(c));
+    return 0;
+}
+
+static int worker(size_t size)
+{
+    if (ctx_up()) return 1;
     CUdeviceptr p;
     for (int i = 0; i < 200; i++) { /* warm up: first-use binding, driver caches */
         BENCH_CU(cuMemAlloc(&p, size));
@@ -41,12 +48,7 @@ static int worker(size_t size)
 
 static int refusal(void)
 {
-    CUdevice d;
-    CUcontext c;
-    BENCH_CU(cuInit(0));
-    BENCH_CU(cuDeviceGet(&d, 0));
-    BENCH_CU(cuDevicePrimaryCtxRetain(&c, d));
-    BENCH_CU(cuCtxSetCurrent(c));
+    if (ctx_up()) return 1;
     CUdeviceptr p;
     int held = 0;
     while (held < 100000 && cuMemAlloc(&p, 64ull << 20) == CUDA_SUCCESS) held++;
