@@ -33,17 +33,57 @@ static void sizes(void)
         {"1048576k", GiB}, {"1048576Ki", GiB}, {"4294967296", 4 * GiB}, {"0", 0},
         {"1.5g", GiB + GiB / 2}, {"0.5Gi", GiB / 2}, {" 8g ", 8 * GiB}, {"1t", 1024 * GiB},
         {"123b", 123},
+        /* Issue 10 item 13: 8+ decimals with t overflowed into a smaller cap. */
+        {"0.5000000000000t", 512 * GiB}, {"1.50000000t", 1536 * GiB},
+        {"0.99999999t", 1099511616780ULL}, {"0.999999999t", 1099511626676ULL},
+        /* A fraction of a byte rounds down (as 0.1g always did). */
+        {"0.1g", 107374182}, {"0.3k", 307}, {"0.000000000001t", 1},
+        {"1.2345678901234567890123t", 1357421750469ULL}, {"0.9999999999999m", MiB - 1},
+        /* Every unit, every spelling, with a fraction. */
+        {"1.25k", 1280}, {"1.25K", 1280}, {"1.25Ki", 1280}, {"1.25KiB", 1280}, {"1.25kb", 1280},
+        {"2.5m", 5 * MiB / 2}, {"2.5MiB", 5 * MiB / 2}, {"2.5mB", 5 * MiB / 2},
+        {"0.75g", 3 * GiB / 4}, {"0.75GIB", 3 * GiB / 4}, {"0.25T", 256 * GiB},
+        {"0.25Ti", 256 * GiB}, {"0.25tib", 256 * GiB}, {"2TB", 2048 * GiB},
+        /* Many decimals, and trailing zeros that change nothing. */
+        {"1.000000000000000000000000000000000000001g", GiB},
+        {"0.50000000000000000000000000000000000000000000000000000000000000t", 512 * GiB},
+        {"4.0000000000g", 4 * GiB}, {"0.0g", 0}, {"000004g", 4 * GiB},
+        /* The largest size, in bytes and as units. */
+        {"18446744073709551615", UINT64_MAX}, {"18446744073709551615b", UINT64_MAX},
+        {"16777215t", UINT64_MAX - (1ULL << 40) + 1},
+        {"16777215.99999999999999999999t", UINT64_MAX},
+        {"16777215.999999999999999999999999999999999999999999999999999999t", UINT64_MAX},
+        {"17179869183.999999999g", UINT64_MAX - 1}, {"18014398509481983k", UINT64_MAX - 1023},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         uint64_t v = 1;
         CHECK(cc_parse_size(good[i].in, &v) == 0 && v == good[i].want, "\"%s\" -> %llu, want %llu",
               good[i].in, (unsigned long long)v, (unsigned long long)good[i].want);
     }
-    const char *bad[] = {"", "g", "-1g", "4x", "4gig", "4 g g", "1.5", "0x10", "4Gx",
-                         "99999999999999999999", "20000000000t", ".5g", "4..5g", "4i"};
+    const char *bad[] = {"", "g", "-1g", "4x", "4gig", "4 g g", "1.5", "0x10", "4Gx", ".5g",
+                         "4..5g", "4i", "1.g", "1e3g", "+4g", "4g.5", "1.5b", "99999999999999999999x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint64_t v = 7;
         CHECK(cc_parse_size(bad[i], &v) == -1 && v == 7, "\"%s\" accepted as %llu", bad[i],
+              (unsigned long long)v);
+    }
+    /* Above 2^64 - 1 bytes: too large, never wrapped into a smaller cap. */
+    const char *big[] = {"18446744073709551616", "99999999999999999999", "20000000000t",
+                         "16777216t", "16777216.0t", "16777216.00000000000000000001t",
+                         "17179869184g", "18014398509481984k", "17592186044416m",
+                         "184467440737095516150000000000000000000000000000b"};
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        uint64_t v = 7;
+        int rc = cc_parse_size(big[i], &v);
+        CHECK(rc == CC_SIZE_TOO_LARGE && v == 7, "\"%s\": %d, %llu", big[i], rc,
+              (unsigned long long)v);
+    }
+    /* Not zero, but less than a byte: never 0, which means no cap. */
+    const char *tiny[] = {"0.0000001k", "0.0000000000001t", "0.0000000001g"};
+    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++) {
+        uint64_t v = 7;
+        int rc = cc_parse_size(tiny[i], &v);
+        CHECK(rc == CC_SIZE_BELOW_BYTE && v == 7, "\"%s\": %d, %llu", tiny[i], rc,
               (unsigned long long)v);
     }
 }
@@ -102,6 +142,12 @@ static void env_names(void)
     CHECK(c.controller == CC_CTRL_AIMD && c.errors == 0, "aimd");
     load(&c, (const char *[]){"CUDACAP_CONTROLLER", "delta", NULL});
     CHECK(c.controller == CC_CTRL_DELTA, "delta");
+
+    /* Too large or below a byte: no cap from it, never a wrapped smaller one. */
+    load(&c, (const char *[]){"CUDACAP_MEM_LIMIT", "16777216t", "CUDACAP_MEM_LIMIT_2", "1.50000000t",
+                              "CUDACAP_CTX_OVERHEAD", "0.0000001k", NULL});
+    CHECK(c.errors == 2 && c.mem_limit[0] == 0 && c.mem_limit[2] == 1536 * GiB && c.ctx_overhead == 0,
+          "too large: %d", c.errors);
 }
 
 static void garbage(void)

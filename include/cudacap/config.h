@@ -37,8 +37,15 @@ void cc_config_load(cc_config_t *cfg, const char *(*getenv_fn)(const char *name)
 
 /* Parses a size: bytes, or a number (decimals allowed) with a binary unit
  * k/m/g/t, optionally followed by "i", "b", "ib" in any case ("4g", "4Gi",
- * "4096MiB", "1048576k", "1.5g"). Returns 0 and sets *out, or -1. */
+ * "4096MiB", "1048576k", "1.5g"). Exact: a fraction of a unit is rounded
+ * down to the byte, never by floating point. Returns 0 and sets *out, -1 if
+ * s is not a size, CC_SIZE_TOO_LARGE if it is above UINT64_MAX bytes, and
+ * CC_SIZE_BELOW_BYTE if it is not zero but rounds down to 0 (which would
+ * read as "no cap"). */
+#define CC_SIZE_TOO_LARGE (-2)
+#define CC_SIZE_BELOW_BYTE (-3)
 int cc_parse_size(const char *s, uint64_t *out);
+
 
 /* Parses a percentage 0..100, optionally ending in "%". Returns 0 or -1. */
 int cc_parse_percent(const char *s, uint32_t *out);

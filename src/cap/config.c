@@ -17,18 +17,15 @@ int cc_parse_size(const char *s, uint64_t *out)
     if (!s) return -1;
     while (isspace((unsigned char)*s)) s++;
     if (!isdigit((unsigned char)*s)) return -1; /* no sign, no hex: sizes are decimal */
-    uint64_t whole = 0;
-    for (; isdigit((unsigned char)*s); s++) {
-        if (whole > (UINT64_MAX - 9) / 10) return -1;
-        whole = whole * 10 + (uint64_t)(*s - '0');
-    }
-    /* Up to 9 fractional digits, as a numerator over 10^digits. */
-    uint64_t frac = 0, den = 1;
+    /* Syntax first, so that "not a size" wins over "too large". */
+    const char *w0 = s;
+    while (isdigit((unsigned char)*s)) s++;
+    const char *w1 = s, *f0 = s, *f1 = s;
     if (*s == '.') {
-        s++;
+        f0 = ++s;
         if (!isdigit((unsigned char)*s)) return -1;
-        for (; isdigit((unsigned char)*s); s++)
-            if (den < 1000000000ULL) frac = frac * 10 + (uint64_t)(*s - '0'), den *= 10;
+        while (isdigit((unsigned char)*s)) s++;
+        f1 = s;
     }
     unsigned shift = 0;
     switch (tolower((unsigned char)*s)) {
@@ -43,15 +40,25 @@ int cc_parse_size(const char *s, uint64_t *out)
     if (tolower((unsigned char)*s) == 'b') s++;
     while (isspace((unsigned char)*s)) s++;
     if (*s) return -1;
-    if (den > 1 && !shift) return -1; /* fractional bytes make no sense */
-    if (shift && whole > (UINT64_MAX >> shift)) return -1;
-    uint64_t v = whole << shift;
-    if (den > 1) {
-        /* frac/den of one unit; unit <= 2^40 and frac < 10^9 so no overflow. */
-        uint64_t add = (frac * (1ULL << shift)) / den;
-        if (v > UINT64_MAX - add) return -1;
-        v += add;
-    }
+    if (f1 > f0 && !shift) return -1; /* fractional bytes make no sense */
+
+    uint64_t v = 0;
+    for (const char *p = w0; p < w1; p++)
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
+            return CC_SIZE_TOO_LARGE;
+    if (v > (UINT64_MAX >> shift)) return CC_SIZE_TOO_LARGE;
+    v <<= shift;
+    /* The fraction 0.d1..dn of a unit U, exactly rounded down, for any n:
+     * from the last digit back, acc = floor((dk * U + acc) / 10). Taking the
+     * floor at each step loses nothing (floor((m + f) / 10) = floor(m / 10)
+     * for an integer m and 0 <= f < 1), and acc < U <= 2^40 keeps every
+     * intermediate below 10 * 2^40. */
+    uint64_t acc = 0;
+    for (const char *p = f1; p > f0; p--) acc = (((uint64_t)(p[-1] - '0') << shift) + acc) / 10;
+    if (__builtin_add_overflow(v, acc, &v)) return CC_SIZE_TOO_LARGE;
+    if (v == 0)
+        for (const char *p = w0; p < f1; p++)
+            if (*p > '0') return CC_SIZE_BELOW_BYTE; /* 0.0000001k: not "no cap" */
     *out = v;
     return 0;
 }
@@ -91,6 +98,8 @@ static const char *first_set(const char *(*get)(const char *), const char *const
     return val;
 }
 
+#define SIZE_WHAT "a size (examples: 4g, 4Gi, 4096m, 1048576k, 4294967296)"
+
 static int parse_size_u64(const char *s, uint64_t *out) { return cc_parse_size(s, out); }
 
 static int parse_percent_u64(const char *s, uint64_t *out)
@@ -99,6 +108,21 @@ static int parse_percent_u64(const char *s, uint64_t *out)
     if (cc_parse_percent(s, &p) != 0) return -1;
     *out = p;
     return 0;
+}
+
+/* What a value that did not parse is; the message ends with what the
+ * process does instead (tail). */
+static void report(const char *name, const char *v, int rc, const char *what, const char *tail,
+                   int *errors)
+{
+    if (rc == CC_SIZE_TOO_LARGE)
+        cc_error("%s=\"%s\" is larger than the largest size, %llu bytes (16 EiB - 1); %s", name, v,
+                 (unsigned long long)UINT64_MAX, tail);
+    else if (rc == CC_SIZE_BELOW_BYTE)
+        cc_error("%s=\"%s\" is not 0 but less than one byte; %s", name, v, tail);
+    else
+        cc_error("%s=\"%s\" is not %s; %s", name, v, what, tail);
+    (*errors)++;
 }
 
 /* One cap family: NAME and NAME_<i>, each under its cudacap and its HAMi name.
@@ -116,13 +140,13 @@ static void load_family(const struct cap_family *f, const char *(*get)(const cha
     const char *which = NULL;
     uint64_t all = 0;
     const char *v = first_set(get, all_names, &which);
-    if (v && f->parse(v, &all) != 0) {
-        cc_error("%s=\"%s\" is not %s; running with no cap from it", which, v, f->what);
-        (*errors)++;
+    int rc;
+    if (v && (rc = f->parse(v, &all)) != 0) {
+        report(which, v, rc, f->what, "running with no cap from it", errors);
         all = 0;
     }
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
-        char a[64], b[64];
+        char a[64], b[64], tail[64];
         snprintf(a, sizeof a, "%s_%d", f->ours, i);
         snprintf(b, sizeof b, "%s_%d", f->hami, i);
         const char *names[] = {a, b, NULL};
@@ -131,10 +155,9 @@ static void load_family(const struct cap_family *f, const char *(*get)(const cha
         uint64_t one;
         out[i] = all;
         if (!dv) continue;
-        if (f->parse(dv, &one) != 0) {
-            cc_error("%s=\"%s\" is not %s; running device %d with no cap from it", w, dv,
-                     f->what, i);
-            (*errors)++;
+        if ((rc = f->parse(dv, &one)) != 0) {
+            snprintf(tail, sizeof tail, "running device %d with no cap from it", i);
+            report(w, dv, rc, f->what, tail, errors);
             out[i] = 0; /* absent, not the all-device value the operator overrode */
             continue;
         }
@@ -144,9 +167,8 @@ static void load_family(const struct cap_family *f, const char *(*get)(const cha
 
 static void load_mem(cc_config_t *cfg, const char *(*get)(const char *))
 {
-    static const struct cap_family mem = {
-        "CUDACAP_MEM_LIMIT", "CUDA_DEVICE_MEMORY_LIMIT", parse_size_u64,
-        "a size (examples: 4g, 4Gi, 4096m, 1048576k, 4294967296)"};
+    static const struct cap_family mem = {"CUDACAP_MEM_LIMIT", "CUDA_DEVICE_MEMORY_LIMIT",
+                                          parse_size_u64, SIZE_WHAT};
     load_family(&mem, get, cfg->mem_limit, &cfg->errors);
 }
 
@@ -211,9 +233,9 @@ static void load_switches(cc_config_t *cfg, const char *(*get)(const char *))
         }
     }
     const char *oh = get("CUDACAP_CTX_OVERHEAD");
-    if (oh && *oh && cc_parse_size(oh, &cfg->ctx_overhead) != 0) {
-        cc_error("CUDACAP_CTX_OVERHEAD=\"%s\" is not a size; using 0", oh);
-        cfg->errors++;
+    int rc;
+    if (oh && *oh && (rc = cc_parse_size(oh, &cfg->ctx_overhead)) != 0) {
+        report("CUDACAP_CTX_OVERHEAD", oh, rc, SIZE_WHAT, "using 0", &cfg->errors);
         cfg->ctx_overhead = 0;
     }
 }
