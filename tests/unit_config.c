@@ -2,7 +2,9 @@
  * per-device overrides, HAMi/Volcano names, and bad values that must leave
  * the cap absent (never a different cap). */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "cudacap/config.h"
@@ -16,10 +18,45 @@ static const char *fake_getenv(const char *name)
     return NULL;
 }
 
+/* Loads from kv, seen both through getenv and as the environment block,
+ * and keeps what the library printed on stderr in msgs. */
+static char msgs[16384];
+
 static void load(cc_config_t *c, const char **kv)
 {
+    static char store[64][1024];
+    char *envp[65];
+    size_t n = 0;
+    for (const char **p = kv; p && *p && n < 64; p += 2, n++) {
+        snprintf(store[n], sizeof store[n], "%s=%s", p[0], p[1]);
+        envp[n] = store[n];
+    }
+    envp[n] = NULL;
     env_kv = kv;
-    cc_config_load(c, fake_getenv);
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    int saved = dup(2);
+    if (tmp) dup2(fileno(tmp), 2);
+    cc_config_load(c, fake_getenv, envp);
+    dup2(saved, 2);
+    close(saved);
+    msgs[0] = 0;
+    if (tmp) {
+        rewind(tmp);
+        size_t got = fread(msgs, 1, sizeof msgs - 1, tmp);
+        msgs[got] = 0;
+        fclose(tmp);
+    }
+    fputs(msgs, stderr); /* still visible in the test's log */
+}
+
+static int said(const char *text) { return strstr(msgs, text) != NULL; }
+
+static int lines(void)
+{
+    int n = 0;
+    for (const char *p = msgs; *p; p++) n += *p == '\n';
+    return n;
 }
 
 #define GiB (1ULL << 30)
@@ -33,17 +70,57 @@ static void sizes(void)
         {"1048576k", GiB}, {"1048576Ki", GiB}, {"4294967296", 4 * GiB}, {"0", 0},
         {"1.5g", GiB + GiB / 2}, {"0.5Gi", GiB / 2}, {" 8g ", 8 * GiB}, {"1t", 1024 * GiB},
         {"123b", 123},
+        /* Issue 10 item 13: 8+ decimals with t overflowed into a smaller cap. */
+        {"0.5000000000000t", 512 * GiB}, {"1.50000000t", 1536 * GiB},
+        {"0.99999999t", 1099511616780ULL}, {"0.999999999t", 1099511626676ULL},
+        /* A fraction of a byte rounds down (as 0.1g always did). */
+        {"0.1g", 107374182}, {"0.3k", 307}, {"0.000000000001t", 1},
+        {"1.2345678901234567890123t", 1357421750469ULL}, {"0.9999999999999m", MiB - 1},
+        /* Every unit, every spelling, with a fraction. */
+        {"1.25k", 1280}, {"1.25K", 1280}, {"1.25Ki", 1280}, {"1.25KiB", 1280}, {"1.25kb", 1280},
+        {"2.5m", 5 * MiB / 2}, {"2.5MiB", 5 * MiB / 2}, {"2.5mB", 5 * MiB / 2},
+        {"0.75g", 3 * GiB / 4}, {"0.75GIB", 3 * GiB / 4}, {"0.25T", 256 * GiB},
+        {"0.25Ti", 256 * GiB}, {"0.25tib", 256 * GiB}, {"2TB", 2048 * GiB},
+        /* Many decimals, and trailing zeros that change nothing. */
+        {"1.000000000000000000000000000000000000001g", GiB},
+        {"0.50000000000000000000000000000000000000000000000000000000000000t", 512 * GiB},
+        {"4.0000000000g", 4 * GiB}, {"0.0g", 0}, {"000004g", 4 * GiB},
+        /* The largest size, in bytes and as units. */
+        {"18446744073709551615", UINT64_MAX}, {"18446744073709551615b", UINT64_MAX},
+        {"16777215t", UINT64_MAX - (1ULL << 40) + 1},
+        {"16777215.99999999999999999999t", UINT64_MAX},
+        {"16777215.999999999999999999999999999999999999999999999999999999t", UINT64_MAX},
+        {"17179869183.999999999g", UINT64_MAX - 1}, {"18014398509481983k", UINT64_MAX - 1023},
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         uint64_t v = 1;
         CHECK(cc_parse_size(good[i].in, &v) == 0 && v == good[i].want, "\"%s\" -> %llu, want %llu",
               good[i].in, (unsigned long long)v, (unsigned long long)good[i].want);
     }
-    const char *bad[] = {"", "g", "-1g", "4x", "4gig", "4 g g", "1.5", "0x10", "4Gx",
-                         "99999999999999999999", "20000000000t", ".5g", "4..5g", "4i"};
+    const char *bad[] = {"", "g", "-1g", "4x", "4gig", "4 g g", "1.5", "0x10", "4Gx", ".5g",
+                         "4..5g", "4i", "1.g", "1e3g", "+4g", "4g.5", "1.5b", "99999999999999999999x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint64_t v = 7;
         CHECK(cc_parse_size(bad[i], &v) == -1 && v == 7, "\"%s\" accepted as %llu", bad[i],
+              (unsigned long long)v);
+    }
+    /* Above 2^64 - 1 bytes: too large, never wrapped into a smaller cap. */
+    const char *big[] = {"18446744073709551616", "99999999999999999999", "20000000000t",
+                         "16777216t", "16777216.0t", "16777216.00000000000000000001t",
+                         "17179869184g", "18014398509481984k", "17592186044416m",
+                         "184467440737095516150000000000000000000000000000b"};
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        uint64_t v = 7;
+        int rc = cc_parse_size(big[i], &v);
+        CHECK(rc == CC_SIZE_TOO_LARGE && v == 7, "\"%s\": %d, %llu", big[i], rc,
+              (unsigned long long)v);
+    }
+    /* Not zero, but less than a byte: never 0, which means no cap. */
+    const char *tiny[] = {"0.0000001k", "0.0000000000001t", "0.0000000001g"};
+    for (size_t i = 0; i < sizeof tiny / sizeof tiny[0]; i++) {
+        uint64_t v = 7;
+        int rc = cc_parse_size(tiny[i], &v);
+        CHECK(rc == CC_SIZE_BELOW_BYTE && v == 7, "\"%s\": %d, %llu", tiny[i], rc,
               (unsigned long long)v);
     }
 }
@@ -123,7 +200,111 @@ static void garbage(void)
     longdir[0] = '/';
     longdir[sizeof longdir - 1] = 0;
     load(&c, (const char *[]){"CUDACAP_STATE_DIR", longdir, NULL});
-    CHECK(c.errors == 1 && !strcmp(c.state_dir, "/tmp/cudacap"), "long dir");
+    CHECK(c.errors == 1 && c.state_dir[0] == 0, "long dir: no shared state, not /tmp/cudacap");
+}
+
+/* Issue 10 item 14: nothing is ignored without a message. */
+static void silent(void)
+{
+    cc_config_t c;
+    /* Per-device names the loops never read: reported, applied nowhere. */
+    load(&c, (const char *[]){"CUDACAP_MEM_LIMIT_99", "1g", "CUDACAP_MEM_LIMIT_16", "1g",
+                              "CUDA_DEVICE_MEMORY_LIMIT_00", "1g", "CUDACAP_SM_LIMIT_-1", "20",
+                              "CUDA_DEVICE_SM_LIMIT_x", "20", "CUDACAP_MEM_LIMIT_", "1g",
+                              "CUDACAP_SM_LIMIT_015", "20", "CUDACAP_MEM_LIMIT_15", "2g",
+                              "CUDACAP_SM_LIMIT_7", "", NULL});
+    CHECK(c.errors == 7, "bad indices: errors %d", c.errors);
+    CHECK(lines() == 7, "one line each: %d", lines());
+    const char *names[] = {"CUDACAP_MEM_LIMIT_99=", "CUDACAP_MEM_LIMIT_16=", "CUDA_DEVICE_MEMORY_LIMIT_00=",
+                           "CUDACAP_SM_LIMIT_-1=", "CUDA_DEVICE_SM_LIMIT_x=", "CUDACAP_MEM_LIMIT_=",
+                           "CUDACAP_SM_LIMIT_015=", "0..15"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        CHECK(said(names[i]), "no \"%s\" in: %s", names[i], msgs);
+    for (int i = 0; i < CC_MAX_DEVICES; i++) {
+        CHECK(c.mem_limit[i] == (i == 15 ? 2 * GiB : 0), "mem[%d] %llu", i,
+              (unsigned long long)c.mem_limit[i]);
+        CHECK(c.sm_limit[i] == 0, "sm[%d] %u", i, c.sm_limit[i]);
+    }
+
+    /* HAMi's policy values, in any case; garbage is reported and ignored. */
+    const char *offs[] = {"disable", "Disable", "DISABLE", " disable "};
+    for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
+        load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "40", "GPU_CORE_UTILIZATION_POLICY", offs[i], NULL});
+        CHECK(c.sm_limit[0] == 0 && c.errors == 0, "policy \"%s\": %u", offs[i], c.sm_limit[0]);
+    }
+    const char *ons[] = {"default", "Default", "force", "FORCE", "Force"};
+    for (size_t i = 0; i < sizeof ons / sizeof ons[0]; i++) {
+        load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "40", "GPU_CORE_UTILIZATION_POLICY", ons[i], NULL});
+        CHECK(c.sm_limit[0] == 40 && c.errors == 0, "policy \"%s\": %u", ons[i], c.sm_limit[0]);
+    }
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "40", "GPU_CORE_UTILIZATION_POLICY", "disabled", NULL});
+    CHECK(c.sm_limit[0] == 40 && c.errors == 1, "policy garbage: %u %d", c.sm_limit[0], c.errors);
+    CHECK(said("GPU_CORE_UTILIZATION_POLICY=\"disabled\"") && said("default, force, disable"),
+          "policy message: %s", msgs);
+
+    /* Counting calls: a real switch, off by default. */
+    struct { const char *in; int want; } cnt[] = {
+        {"1", 1}, {"true", 1}, {"YES", 1}, {"On", 1}, {"0", 0}, {"false", 0}, {"no", 0},
+        {"OFF", 0}, {"False", 0}, {" no ", 0}};
+    for (size_t i = 0; i < sizeof cnt / sizeof cnt[0]; i++) {
+        load(&c, (const char *[]){"CUDACAP_COUNT_CALLS", cnt[i].in, NULL});
+        CHECK(c.count_calls == cnt[i].want && c.errors == 0, "COUNT_CALLS=\"%s\": %d",
+              cnt[i].in, c.count_calls);
+    }
+    load(&c, (const char *[]){NULL});
+    CHECK(c.count_calls == 0, "count default");
+    load(&c, (const char *[]){"CUDACAP_COUNT_CALLS", "2", NULL});
+    CHECK(c.count_calls == 0 && c.errors == 1 && said("CUDACAP_COUNT_CALLS=\"2\""),
+          "COUNT_CALLS garbage: %d %d %s", c.count_calls, c.errors, msgs);
+    const char *nb[] = {"", "y", "n", "2", "00", "truth", "o"};
+    for (size_t i = 0; i < sizeof nb / sizeof nb[0]; i++) {
+        int v = 7;
+        CHECK(cc_parse_bool(nb[i], &v) == -1 && v == 7, "bool \"%s\" accepted", nb[i]);
+    }
+
+    /* A state path too long for the buffer: no shared state at all (""), never
+     * the default /tmp/cudacap, and the variable named. */
+    char longdir[CC_PATH_MAX + 10];
+    memset(longdir, 'a', sizeof longdir - 1);
+    longdir[0] = '/';
+    longdir[sizeof longdir - 1] = 0;
+    load(&c, (const char *[]){"CUDACAP_STATE_DIR", longdir, "CUDA_DEVICE_MEMORY_SHARED_CACHE", "/c", NULL});
+    CHECK(c.errors == 1 && c.state_dir[0] == 0, "long dir: %d \"%s\"", c.errors, c.state_dir);
+    CHECK(said("CUDACAP_STATE_DIR=\"/aaa") && said("on its own") && lines() == 1, "long dir: %s", msgs);
+    char cache[CC_PATH_MAX - 1]; /* 510 bytes, + ".d" is one too many */
+    memset(cache, 'b', sizeof cache - 1);
+    cache[0] = '/';
+    cache[sizeof cache - 1] = 0;
+    load(&c, (const char *[]){"CUDA_DEVICE_MEMORY_SHARED_CACHE", cache, NULL});
+    CHECK(c.errors == 1 && c.state_dir[0] == 0 && said("CUDA_DEVICE_MEMORY_SHARED_CACHE="),
+          "long cache: %d \"%s\" %s", c.errors, c.state_dir, msgs);
+    cache[sizeof cache - 2] = 0; /* 509 + 2: fits */
+    load(&c, (const char *[]){"CUDA_DEVICE_MEMORY_SHARED_CACHE", cache, NULL});
+    CHECK(c.errors == 0 && strlen(c.state_dir) == CC_PATH_MAX - 1, "longest cache %zu",
+          strlen(c.state_dir));
+    longdir[CC_PATH_MAX - 1] = 0; /* 511 bytes: the longest that fits */
+    load(&c, (const char *[]){"CUDACAP_STATE_DIR", longdir, NULL});
+    CHECK(c.errors == 0 && !strcmp(c.state_dir, longdir), "longest dir");
+
+    /* Control bytes in a value are escaped, never written raw. */
+    load(&c, (const char *[]){"CUDACAP_MEM_LIMIT", "\x1b[31mlots\n\x7f\\", NULL});
+    CHECK(c.errors == 1 && c.mem_limit[0] == 0, "escaped value: %d", c.errors);
+    CHECK(said("CUDACAP_MEM_LIMIT=\"\\x1b[31mlots\\x0a\\x7f\\\\\"") && !strchr(msgs, 0x1b) &&
+          !strchr(msgs, 0x7f) && lines() == 1, "escaping: %s", msgs);
+    load(&c, (const char *[]){"CUDACAP_MEM_LIMIT_1\x1b]0;x\x07", "1g", NULL});
+    CHECK(c.errors == 1 && said("CUDACAP_MEM_LIMIT_1\\x1b]0;x\\x07=") && !strchr(msgs, 0x1b),
+          "escaped name: %s", msgs);
+
+    /* Too large: said so, no cap (never a wrapped, smaller one). */
+    load(&c, (const char *[]){"CUDACAP_MEM_LIMIT", "16777216t", "CUDACAP_MEM_LIMIT_2", "1.50000000t", NULL});
+    CHECK(c.errors == 1 && c.mem_limit[0] == 0 && c.mem_limit[2] == 1536 * GiB, "too large: %d",
+          c.errors);
+    CHECK(said("CUDACAP_MEM_LIMIT=\"16777216t\" is larger than the largest size"), "%s", msgs);
+    load(&c, (const char *[]){"CUDACAP_CTX_OVERHEAD", "0.0000001k", NULL});
+    CHECK(c.errors == 1 && c.ctx_overhead == 0 && said("not 0 but less than one byte"), "tiny: %s", msgs);
+
+    load(&c, (const char *[]){"CUDACAP_CONTROLLER", "AIMD", NULL});
+    CHECK(c.controller == CC_CTRL_AIMD && c.errors == 0, "AIMD");
 }
 
 static void switches(void)
@@ -135,6 +316,8 @@ static void switches(void)
     CHECK(c.shared_bucket == 0 && c.ctx_overhead == 512 * MiB && c.errors == 0, "set");
     load(&c, (const char *[]){"CUDACAP_SHARED_BUCKET", "off", NULL});
     CHECK(c.shared_bucket == 0, "off");
+    load(&c, (const char *[]){"CUDACAP_SHARED_BUCKET", "No", NULL});
+    CHECK(c.shared_bucket == 0 && c.errors == 0, "No");
     /* Garbage: the default, and the error counted. */
     load(&c, (const char *[]){"CUDACAP_SHARED_BUCKET", "maybe", "CUDACAP_CTX_OVERHEAD", "big", NULL});
     CHECK(c.shared_bucket == 1 && c.ctx_overhead == 0 && c.errors == 2, "garbage switches");
@@ -147,5 +330,6 @@ int main(void)
     percents();
     env_names();
     garbage();
+    silent();
     CHECK_EXIT();
 }

@@ -24,21 +24,38 @@ typedef struct cc_config {
     /* Context/library memory charged per process and device when NVML
      * cannot measure it (CUDACAP_CTX_OVERHEAD; default 0). */
     uint64_t ctx_overhead;
-    /* The container's shared state folder. */
+    /* CUDACAP_COUNT_CALLS: count calls through each wrapper, print at exit. */
+    int count_calls;
+    /* The container's shared state folder; "" when the configured path is
+     * unusable (too long): every user then keeps per-process state, never
+     * the default folder, which may be another container's. */
     char state_dir[CC_PATH_MAX];
     /* Number of values that did not parse (each reported on stderr). */
     int errors;
 } cc_config_t;
 
 /* Reads the environment through getenv_fn (getenv in the library; tests pass
- * their own). Never fails: a bad value is reported, counted in errors, and
- * that cap is left absent. */
-void cc_config_load(cc_config_t *cfg, const char *(*getenv_fn)(const char *name));
+ * their own). envp ("NAME=value" strings, NULL-terminated; environ in the
+ * library; may be NULL) is scanned for per-device names whose index is out
+ * of range, which getenv_fn alone cannot find. Never fails: a bad value is
+ * reported, counted in errors, and that cap is left absent. */
+void cc_config_load(cc_config_t *cfg, const char *(*getenv_fn)(const char *name),
+                    char *const *envp);
 
 /* Parses a size: bytes, or a number (decimals allowed) with a binary unit
  * k/m/g/t, optionally followed by "i", "b", "ib" in any case ("4g", "4Gi",
- * "4096MiB", "1048576k", "1.5g"). Returns 0 and sets *out, or -1. */
+ * "4096MiB", "1048576k", "1.5g"). Exact: a fraction of a unit is rounded
+ * down to the byte, never by floating point. Returns 0 and sets *out, -1 if
+ * s is not a size, CC_SIZE_TOO_LARGE if it is above UINT64_MAX bytes, and
+ * CC_SIZE_BELOW_BYTE if it is not zero but rounds down to 0 (which would
+ * read as "no cap"). */
+#define CC_SIZE_TOO_LARGE (-2)
+#define CC_SIZE_BELOW_BYTE (-3)
 int cc_parse_size(const char *s, uint64_t *out);
+
+/* Parses a switch: 1/0, true/false, yes/no, on/off in any case, with
+ * surrounding blanks. Returns 0 and sets *out to 1 or 0, or -1. */
+int cc_parse_bool(const char *s, int *out);
 
 /* Parses a percentage 0..100, optionally ending in "%". Returns 0 or -1. */
 int cc_parse_percent(const char *s, uint32_t *out);

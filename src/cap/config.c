@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +18,15 @@ int cc_parse_size(const char *s, uint64_t *out)
     if (!s) return -1;
     while (isspace((unsigned char)*s)) s++;
     if (!isdigit((unsigned char)*s)) return -1; /* no sign, no hex: sizes are decimal */
-    uint64_t whole = 0;
-    for (; isdigit((unsigned char)*s); s++) {
-        if (whole > (UINT64_MAX - 9) / 10) return -1;
-        whole = whole * 10 + (uint64_t)(*s - '0');
-    }
-    /* Up to 9 fractional digits, as a numerator over 10^digits. */
-    uint64_t frac = 0, den = 1;
+    /* Syntax first, so that "not a size" wins over "too large". */
+    const char *w0 = s;
+    while (isdigit((unsigned char)*s)) s++;
+    const char *w1 = s, *f0 = s, *f1 = s;
     if (*s == '.') {
-        s++;
+        f0 = ++s;
         if (!isdigit((unsigned char)*s)) return -1;
-        for (; isdigit((unsigned char)*s); s++)
-            if (den < 1000000000ULL) frac = frac * 10 + (uint64_t)(*s - '0'), den *= 10;
+        while (isdigit((unsigned char)*s)) s++;
+        f1 = s;
     }
     unsigned shift = 0;
     switch (tolower((unsigned char)*s)) {
@@ -43,17 +41,47 @@ int cc_parse_size(const char *s, uint64_t *out)
     if (tolower((unsigned char)*s) == 'b') s++;
     while (isspace((unsigned char)*s)) s++;
     if (*s) return -1;
-    if (den > 1 && !shift) return -1; /* fractional bytes make no sense */
-    if (shift && whole > (UINT64_MAX >> shift)) return -1;
-    uint64_t v = whole << shift;
-    if (den > 1) {
-        /* frac/den of one unit; unit <= 2^40 and frac < 10^9 so no overflow. */
-        uint64_t add = (frac * (1ULL << shift)) / den;
-        if (v > UINT64_MAX - add) return -1;
-        v += add;
-    }
+    if (f1 > f0 && !shift) return -1; /* fractional bytes make no sense */
+
+    uint64_t v = 0;
+    for (const char *p = w0; p < w1; p++)
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
+            return CC_SIZE_TOO_LARGE;
+    if (v > (UINT64_MAX >> shift)) return CC_SIZE_TOO_LARGE;
+    v <<= shift;
+    /* The fraction 0.d1..dn of a unit U, exactly rounded down, for any n:
+     * from the last digit back, acc = floor((dk * U + acc) / 10). Taking the
+     * floor at each step loses nothing (floor((m + f) / 10) = floor(m / 10)
+     * for an integer m and 0 <= f < 1), and acc < U <= 2^40 keeps every
+     * intermediate below 10 * 2^40. */
+    uint64_t acc = 0;
+    for (const char *p = f1; p > f0; p--) acc = (((uint64_t)(p[-1] - '0') << shift) + acc) / 10;
+    if (__builtin_add_overflow(v, acc, &v)) return CC_SIZE_TOO_LARGE;
+    if (v == 0)
+        for (const char *p = w0; p < f1; p++)
+            if (*p > '0') return CC_SIZE_BELOW_BYTE; /* 0.0000001k: not "no cap" */
     *out = v;
     return 0;
+}
+
+/* s, without surrounding blanks, equals word in any case. */
+static int word_is(const char *s, const char *word)
+{
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    return n == strlen(word) && strncasecmp(s, word, n) == 0;
+}
+
+int cc_parse_bool(const char *s, int *out)
+{
+    static const char *const on[] = {"1", "true", "yes", "on"}, *const off[] = {"0", "false", "no", "off"};
+    if (!s) return -1;
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
+        if (word_is(s, on[i])) return *out = 1, 0;
+        if (word_is(s, off[i])) return *out = 0, 0;
+    }
+    return -1;
 }
 
 int cc_parse_percent(const char *s, uint32_t *out)
@@ -91,6 +119,8 @@ static const char *first_set(const char *(*get)(const char *), const char *const
     return val;
 }
 
+#define SIZE_WHAT "a size (examples: 4g, 4Gi, 4096m, 1048576k, 4294967296)"
+
 static int parse_size_u64(const char *s, uint64_t *out) { return cc_parse_size(s, out); }
 
 static int parse_percent_u64(const char *s, uint64_t *out)
@@ -99,6 +129,21 @@ static int parse_percent_u64(const char *s, uint64_t *out)
     if (cc_parse_percent(s, &p) != 0) return -1;
     *out = p;
     return 0;
+}
+
+/* What a value that did not parse is; the message ends with what the
+ * process does instead (tail). */
+static void report(const char *name, const char *v, int rc, const char *what, const char *tail,
+                   int *errors)
+{
+    if (rc == CC_SIZE_TOO_LARGE)
+        cc_error("%s=\"%s\" is larger than the largest size, %llu bytes (16 EiB - 1); %s", name, v,
+                 (unsigned long long)UINT64_MAX, tail);
+    else if (rc == CC_SIZE_BELOW_BYTE)
+        cc_error("%s=\"%s\" is not 0 but less than one byte; %s", name, v, tail);
+    else
+        cc_error("%s=\"%s\" is not %s; %s", name, v, what, tail);
+    (*errors)++;
 }
 
 /* One cap family: NAME and NAME_<i>, each under its cudacap and its HAMi name.
@@ -116,13 +161,13 @@ static void load_family(const struct cap_family *f, const char *(*get)(const cha
     const char *which = NULL;
     uint64_t all = 0;
     const char *v = first_set(get, all_names, &which);
-    if (v && f->parse(v, &all) != 0) {
-        cc_error("%s=\"%s\" is not %s; running with no cap from it", which, v, f->what);
-        (*errors)++;
+    int rc;
+    if (v && (rc = f->parse(v, &all)) != 0) {
+        report(which, v, rc, f->what, "running with no cap from it", errors);
         all = 0;
     }
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
-        char a[64], b[64];
+        char a[64], b[64], tail[64];
         snprintf(a, sizeof a, "%s_%d", f->ours, i);
         snprintf(b, sizeof b, "%s_%d", f->hami, i);
         const char *names[] = {a, b, NULL};
@@ -131,10 +176,9 @@ static void load_family(const struct cap_family *f, const char *(*get)(const cha
         uint64_t one;
         out[i] = all;
         if (!dv) continue;
-        if (f->parse(dv, &one) != 0) {
-            cc_error("%s=\"%s\" is not %s; running device %d with no cap from it", w, dv,
-                     f->what, i);
-            (*errors)++;
+        if ((rc = f->parse(dv, &one)) != 0) {
+            snprintf(tail, sizeof tail, "running device %d with no cap from it", i);
+            report(w, dv, rc, f->what, tail, errors);
             out[i] = 0; /* absent, not the all-device value the operator overrode */
             continue;
         }
@@ -142,11 +186,44 @@ static void load_family(const struct cap_family *f, const char *(*get)(const cha
     }
 }
 
+/* The loops above read NAME_0 .. NAME_15 only, so NAME_16, NAME_99, NAME_00
+ * or NAME_-1 would be ignored without a word: find them in the environment. */
+static int index_ok(const char *ix, size_t len)
+{
+    if (len == 0 || len > 2 || (len == 2 && ix[0] == '0')) return 0;
+    int v = 0;
+    for (size_t k = 0; k < len; k++) {
+        if (!isdigit((unsigned char)ix[k])) return 0;
+        v = v * 10 + (ix[k] - '0');
+    }
+    return v < CC_MAX_DEVICES;
+}
+
+static void check_indices(cc_config_t *cfg, char *const *envp)
+{
+    static const char *const bases[] = {"CUDACAP_MEM_LIMIT_", "CUDA_DEVICE_MEMORY_LIMIT_",
+                                        "CUDACAP_SM_LIMIT_", "CUDA_DEVICE_SM_LIMIT_"};
+    for (; envp && *envp; envp++) {
+        const char *e = *envp, *eq = strchr(e, '=');
+        if (!eq || !eq[1]) continue; /* no value: unset, as for every name */
+        for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
+            size_t n = strlen(bases[b]);
+            if (strncmp(e, bases[b], n) != 0) continue;
+            if (index_ok(e + n, (size_t)(eq - e - (ptrdiff_t)n))) break;
+            cc_error("%.*s=\"%s\": \"%.*s\" is not a device index 0..%d (the device as this "
+                     "process sees it, after CUDA_VISIBLE_DEVICES); ignored",
+                     (int)(eq - e), e, eq + 1, (int)(eq - e - (ptrdiff_t)n), e + n,
+                     CC_MAX_DEVICES - 1);
+            cfg->errors++;
+            break;
+        }
+    }
+}
+
 static void load_mem(cc_config_t *cfg, const char *(*get)(const char *))
 {
-    static const struct cap_family mem = {
-        "CUDACAP_MEM_LIMIT", "CUDA_DEVICE_MEMORY_LIMIT", parse_size_u64,
-        "a size (examples: 4g, 4Gi, 4096m, 1048576k, 4294967296)"};
+    static const struct cap_family mem = {"CUDACAP_MEM_LIMIT", "CUDA_DEVICE_MEMORY_LIMIT",
+                                          parse_size_u64, SIZE_WHAT};
     load_family(&mem, get, cfg->mem_limit, &cfg->errors);
 }
 
@@ -156,9 +233,20 @@ static void load_sm(cc_config_t *cfg, const char *(*get)(const char *))
                                          parse_percent_u64, "a percentage 0..100"};
     uint64_t v[CC_MAX_DEVICES];
     load_family(&sm, get, v, &cfg->errors);
-    /* HAMi's policy switch: "disable" turns compute capping off. */
+    /* HAMi's policy switch (default, force, disable; HAMi-core compares
+     * lowercase and uppercase spellings). cudacap always enforces a set cap,
+     * so "default" and "force" are the same here; only "disable" turns
+     * compute capping off. */
     const char *pol = get("GPU_CORE_UTILIZATION_POLICY");
-    int off = pol && (strcmp(pol, "disable") == 0 || strcmp(pol, "DISABLE") == 0);
+    int off = 0;
+    if (pol && *pol) {
+        if (word_is(pol, "disable")) off = 1;
+        else if (!word_is(pol, "default") && !word_is(pol, "force")) {
+            cc_error("GPU_CORE_UTILIZATION_POLICY=\"%s\" is not one of default, force, disable; "
+                     "using default (the SM cap applies)", pol);
+            cfg->errors++;
+        }
+    }
     for (int i = 0; i < CC_MAX_DEVICES; i++)
         cfg->sm_limit[i] = (off || v[i] >= 100) ? 0 : (uint32_t)v[i];
 }
@@ -167,62 +255,75 @@ static void load_state_dir(cc_config_t *cfg, const char *(*get)(const char *))
 {
     const char *d = get("CUDACAP_STATE_DIR");
     const char *cache = get("CUDA_DEVICE_MEMORY_SHARED_CACHE");
-    int n;
+    const char *name, *val, *suffix;
     if (d && *d) {
-        n = snprintf(cfg->state_dir, sizeof cfg->state_dir, "%s", d);
+        name = "CUDACAP_STATE_DIR", val = d, suffix = "";
     } else if (cache && *cache) {
         /* HAMi/Volcano name one cache FILE per container (a random UUID in its
          * name); our per-container folder is that path plus ".d". */
-        n = snprintf(cfg->state_dir, sizeof cfg->state_dir, "%s.d", cache);
+        name = "CUDA_DEVICE_MEMORY_SHARED_CACHE", val = cache, suffix = ".d";
     } else {
-        n = snprintf(cfg->state_dir, sizeof cfg->state_dir, "/tmp/cudacap");
-    }
-    if (n < 0 || (size_t)n >= sizeof cfg->state_dir) {
-        cc_error("state folder path is longer than %d bytes; using /tmp/cudacap",
-                 CC_PATH_MAX - 1);
-        cfg->errors++;
         snprintf(cfg->state_dir, sizeof cfg->state_dir, "/tmp/cudacap");
+        return;
     }
+    size_t n = strlen(val) + strlen(suffix);
+    if (n >= sizeof cfg->state_dir) {
+        /* Not the default folder: that may be another container's. No
+         * shared state at all (""): every cap is kept by this process. */
+        cc_error("%s=\"%.40s...\" (%zu bytes) makes a state folder path longer than %d bytes; "
+                 "this process keeps its caps on its own, not shared with the container's "
+                 "other processes", name, val, strlen(val), CC_PATH_MAX - 1);
+        cfg->errors++;
+        cfg->state_dir[0] = 0;
+        return;
+    }
+    memcpy(cfg->state_dir, val, strlen(val));
+    memcpy(cfg->state_dir + strlen(val), suffix, strlen(suffix) + 1); /* n fits: checked */
 }
 
 static void load_controller(cc_config_t *cfg, const char *(*get)(const char *))
 {
     const char *c = get("CUDACAP_CONTROLLER");
     cfg->controller = CC_CTRL_AUTO;
-    if (!c || !*c || strcmp(c, "auto") == 0) return;
-    if (strcmp(c, "delta") == 0) cfg->controller = CC_CTRL_DELTA;
-    else if (strcmp(c, "aimd") == 0) cfg->controller = CC_CTRL_AIMD;
+    if (!c || !*c || word_is(c, "auto")) return;
+    if (word_is(c, "delta")) cfg->controller = CC_CTRL_DELTA;
+    else if (word_is(c, "aimd")) cfg->controller = CC_CTRL_AIMD;
     else {
         cc_error("CUDACAP_CONTROLLER=\"%s\" is not one of delta, aimd, auto; using auto", c);
         cfg->errors++;
     }
 }
 
+#define BOOL_WHAT "a switch (1/0, true/false, yes/no, on/off)"
+
 static void load_switches(cc_config_t *cfg, const char *(*get)(const char *))
 {
     const char *sb = get("CUDACAP_SHARED_BUCKET");
     cfg->shared_bucket = 1;
-    if (sb && *sb) {
-        if (!strcmp(sb, "0") || !strcasecmp(sb, "false") || !strcasecmp(sb, "off"))
-            cfg->shared_bucket = 0;
-        else if (strcmp(sb, "1") && strcasecmp(sb, "true") && strcasecmp(sb, "on")) {
-            cc_error("CUDACAP_SHARED_BUCKET=\"%s\" is not 0/1/on/off; using the shared bucket", sb);
-            cfg->errors++;
-        }
+    if (sb && *sb && cc_parse_bool(sb, &cfg->shared_bucket) != 0) {
+        report("CUDACAP_SHARED_BUCKET", sb, -1, BOOL_WHAT, "using the shared bucket", &cfg->errors);
+        cfg->shared_bucket = 1;
+    }
+    const char *cnt = get("CUDACAP_COUNT_CALLS");
+    cfg->count_calls = 0;
+    if (cnt && *cnt && cc_parse_bool(cnt, &cfg->count_calls) != 0) {
+        report("CUDACAP_COUNT_CALLS", cnt, -1, BOOL_WHAT, "not counting calls", &cfg->errors);
+        cfg->count_calls = 0;
     }
     const char *oh = get("CUDACAP_CTX_OVERHEAD");
-    if (oh && *oh && cc_parse_size(oh, &cfg->ctx_overhead) != 0) {
-        cc_error("CUDACAP_CTX_OVERHEAD=\"%s\" is not a size; using 0", oh);
-        cfg->errors++;
+    int rc;
+    if (oh && *oh && (rc = cc_parse_size(oh, &cfg->ctx_overhead)) != 0) {
+        report("CUDACAP_CTX_OVERHEAD", oh, rc, SIZE_WHAT, "using 0", &cfg->errors);
         cfg->ctx_overhead = 0;
     }
 }
 
-void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *))
+void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *), char *const *envp)
 {
     memset(cfg, 0, sizeof *cfg);
     load_mem(cfg, get);
     load_sm(cfg, get);
+    check_indices(cfg, envp);
     load_state_dir(cfg, get);
     load_controller(cfg, get);
     load_switches(cfg, get);

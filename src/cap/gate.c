@@ -65,6 +65,8 @@ static void open_region_locked(void)
         cc_info("CUDACAP_SHARED_BUCKET=0: per-process compute buckets");
         return;
     }
+    /* No folder (""): the configuration already said why, once. */
+    if (!cc_cfg.state_dir[0]) return;
     region = cc_compute_region_open(cc_cfg.state_dir);
     if (!region)
         cc_warn("compute cap: no shared region; this process uses its own bucket, so the "

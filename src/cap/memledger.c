@@ -223,10 +223,12 @@ static void attach_locked(const char *dir)
     g_attached = 1;
     if (dir && dir != g_dir) snprintf(g_dir, sizeof g_dir, "%s", dir);
     if (!private_ready()) cc_error("cannot map a private memory ledger; memory is not capped");
-    if (!g_sh.r) g_sh.r = cc_region_open(g_dir, &cc_mem_region_spec);
+    /* No folder (""): the configuration already said why, once. */
+    if (!g_sh.r && g_dir[0]) g_sh.r = cc_region_open(g_dir, &cc_mem_region_spec);
     if (!g_sh.r) {
-        cc_warn("memory cap: the container-wide ledger %s/%s is unavailable; this process is "
-                "capped on its own (per-process cap)", g_dir, CC_MEM_REGION_FILE);
+        if (g_dir[0])
+            cc_warn("memory cap: the container-wide ledger %s/%s is unavailable; this process "
+                    "is capped on its own (per-process cap)", g_dir, CC_MEM_REGION_FILE);
         return;
     }
     g_sh.shared = 1;

@@ -289,7 +289,7 @@ void cc_watcher_ensure(void)
     if (__builtin_expect(__atomic_load_n(&started, __ATOMIC_ACQUIRE), 1)) return;
     pthread_mutex_lock(&start_mu);
     if (!started) {
-        if (!slock_tried && cc_compute_region()) {
+        if (!slock_tried && cc_compute_region() && cc_cfg.state_dir[0]) {
             slock_tried = 1;
             cc_slock_open(&slock, cc_cfg.state_dir);
         }

@@ -12,36 +12,51 @@ int cc_log_level = CC_LOG_WARN;
 
 void cc_log_init(void)
 {
-    const char *names[] = {"CUDACAP_LOG_LEVEL", "LIBCUDA_LOG_LEVEL"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const char *v = getenv(names[i]);
-        if (!v || !*v) continue;
-        char *end;
-        long l = strtol(v, &end, 10);
-        if (*end || l < 0 || l > 4) {
-            cc_log_write(CC_LOG_ERROR, "%s=\"%s\" is not a log level 0..4; using %d",
-                         names[i], v, cc_log_level);
-            return;
-        }
-        cc_log_level = (int)l;
+    const char *ours = getenv("CUDACAP_LOG_LEVEL"), *hami = getenv("LIBCUDA_LOG_LEVEL");
+    int have_ours = ours && *ours, have_hami = hami && *hami;
+    if (!have_ours && !have_hami) return;
+    const char *name = have_ours ? "CUDACAP_LOG_LEVEL" : "LIBCUDA_LOG_LEVEL";
+    const char *v = have_ours ? ours : hami;
+    char *end;
+    long l = strtol(v, &end, 10);
+    if (*end || l < 0 || l > 4) {
+        cc_log_write(CC_LOG_ERROR, "%s=\"%s\" is not a log level 0..4; using %d", name, v,
+                     cc_log_level);
         return;
     }
+    cc_log_level = (int)l;
+    /* As for every other name: ours wins, a differing HAMi value is said. */
+    if (have_ours && have_hami && strcmp(ours, hami) != 0)
+        cc_warn("LIBCUDA_LOG_LEVEL=\"%s\" differs from CUDACAP_LOG_LEVEL=\"%s\"; using "
+                "CUDACAP_LOG_LEVEL", hami, ours);
 }
 
 void cc_log_write(int level, const char *fmt, ...)
 {
     static const char *tag[] = {"error", "warning", "info", "verbose", "debug"};
-    char buf[1024];
-    int n = snprintf(buf, sizeof buf, "cudacap[%d]: %s: ", (int)getpid(),
+    char raw[1024], buf[1024];
+    int n = snprintf(raw, sizeof raw, "cudacap[%d]: %s: ", (int)getpid(),
                      tag[level < 0 ? 0 : level > 4 ? 4 : level]);
     va_list ap;
     va_start(ap, fmt);
-    if (n > 0 && (size_t)n < sizeof buf) n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    if (n > 0 && (size_t)n < sizeof raw) n += vsnprintf(raw + n, sizeof raw - (size_t)n, fmt, ap);
     va_end(ap);
     if (n < 0) return;
-    if ((size_t)n >= sizeof buf - 1) n = (int)sizeof buf - 2;
-    buf[n++] = '\n';
+    size_t len = (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1, o = 0, i = 0;
+    /* Messages echo values from the environment and from files: every byte
+     * but printable ASCII goes out as \xNN (and \ as \\), so a value can
+     * neither drive the terminal nor forge a line of its own. */
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)raw[i];
+        size_t need = (c >= 0x20 && c < 0x7f) ? (c == '\\' ? 2 : 1) : 4;
+        if (o + need > sizeof buf - 1) break; /* room for the newline */
+        if (need == 1) buf[o++] = (char)c;
+        else if (need == 2) buf[o++] = '\\', buf[o++] = '\\';
+        else o += (size_t)snprintf(buf + o, 5, "\\x%02x", c);
+    }
+    if ((i < len || (size_t)n >= sizeof raw) && o >= 3) memcpy(buf + o - 3, "...", 3);
+    buf[o++] = '\n';
     /* One write(2): lines from several processes do not interleave. */
-    ssize_t w = write(2, buf, (size_t)n);
+    ssize_t w = write(2, buf, o);
     (void)w;
 }

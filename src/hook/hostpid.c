@@ -178,9 +178,12 @@ static void ident_begin(struct ident *c, CUdevice dev)
     /* The folder may not exist yet: the regions are made at the first
      * allocation or launch, after this. Without it there were no turns, and
      * processes starting together resolved nothing (compute.hostpid.join,
-     * from a clean clone). */
-    cc_region_ensure_dir(cc_cfg.state_dir);
-    c->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+     * from a clean clone). No folder (""): no turns, and never a lock file
+     * in some other folder. */
+    if (cc_cfg.state_dir[0]) {
+        cc_region_ensure_dir(cc_cfg.state_dir);
+        c->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+    }
 #ifdef CC_TEST_NO_ID_LOCK /* negative control of compute.hostpid.join: no turns */
     if (c->fd >= 0) close(c->fd);
     c->fd = -1;

@@ -3,6 +3,7 @@
  * The first intercepted call initialises the process, then its library. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "cudacap/config.h"
@@ -31,9 +32,8 @@ static void child_after_fork(void)
 static void process_init_once(void)
 {
     cc_log_init();
-    cc_config_load(&cc_cfg, env_get);
-    const char *cnt = getenv("CUDACAP_COUNT_CALLS");
-    cc_count_calls = cnt && *cnt && *cnt != '0';
+    cc_config_load(&cc_cfg, env_get, environ);
+    cc_count_calls = cc_cfg.count_calls;
     if (cc_count_calls) cc_stats_register_exit_report();
     pthread_atfork(NULL, NULL, child_after_fork);
 }
