@@ -4,8 +4,8 @@
  *          at its cap; AIMD cuts at most once per cooldown; the idle bypass
  *          targets one nominal period and freezes share; a throttle-free
  *          light load never winds share up; losing exclusivity resets once.
- *   aimd   4 processes run the refill election and the AIMD controller on
- *          one shared line with a sample that stays over the cap: cuts never
+ *   aimd   4 processes take turns running the refill election and the AIMD
+ *          controller on one shared line with a sample that stays over the cap: cuts never
  *          fire on consecutive refills (md_cooldown is shared). Control:
  *          -DCC_TEST_PRIVATE_STATE keeps the controller state per process
  *          (the seed's MD avalanche): consecutive cuts
@@ -144,11 +144,16 @@ static void aimd_mp(void)
     pid_t pids[N];
     for (int i = 0; i < N; i++)
         if ((pids[i] = fork()) == 0) {
-            srand((unsigned)getpid());
             cc_ctrl_state_t mine = init; /* the control's private storage */
             for (int r = 0; r < ROUNDS; r++) {
-                /* Random phase: the winner changes from period to period. */
-                mp_sleep_until(s->t0 + (uint64_t)r * CC_PERIOD_NS + (uint64_t)(rand() % 40) * 1000000ull);
+                /* The processes take the periods in turn, so consecutive
+                 * refills are always made by different processes: with the
+                 * state per process (the control) each one cuts on its own
+                 * first refill, and the control fails every time. (A random
+                 * phase let one process win runs of refills; the control
+                 * then passed now and then, e.g. 11 cuts, 0 consecutive.) */
+                if (r % N != i) continue;
+                mp_sleep_until(s->t0 + (uint64_t)r * CC_PERIOD_NS + 5000000ull);
                 uint64_t e;
                 if (!cc_refill_try(&s->line, mp_now(), cc_refill_threshold(&s->line, 1, CC_PERIOD_NS), &e))
                     continue;

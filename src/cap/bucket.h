@@ -6,6 +6,7 @@
 #ifndef CC_CAP_BUCKET_H
 #define CC_CAP_BUCKET_H
 
+#include <sched.h>
 #include <stdint.h>
 
 /* Largest single charge (10 s): keeps cur - cost far from overflow whatever a
@@ -26,6 +27,10 @@ static inline int cc_bucket_try_take(int64_t *b, int64_t cost)
     int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
 #ifdef CC_TEST_PLAIN_TAKE /* negative control of tests/compute_bucket.c only */
     if (cur <= 0) return 0;
+    /* A preemption between load and store, now and then: without it a
+     * loaded machine may never interleave the two (the control passed). */
+    static __thread unsigned n_;
+    if (++n_ % 256 == 0) sched_yield();
     __atomic_store_n(b, cur - cost, __ATOMIC_RELAXED);
     return 1;
 #endif
@@ -54,6 +59,10 @@ static inline int64_t cc_bucket_trim_to(int64_t *b, int64_t target)
 {
     int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
 #ifdef CC_TEST_BYPASS_STORE /* negative control: the seed's bug, a store */
+    /* The refill winner preempted between its read and its store (a pause
+     * every time: the consumers' takes in it are what the store erases; a
+     * few-ns window alone did not interleave on a loaded machine). */
+    sched_yield();
     __atomic_store_n(b, target, __ATOMIC_RELAXED);
     return target - cur;
 #endif
