@@ -2,16 +2,34 @@
 # binary on the simulator with the demo worker as the capped program.
 cc_sim_client(cudacap_demo_worker ${CMAKE_SOURCE_DIR}/src/cli/demo_worker.c)
 
-# Negative control build of the command: counts the bytes of dead processes'
-# slots (-DCLI_TEST_COUNT_DEAD); cli.status.dead.negative_control must fail.
+# Variants of the command for negative controls and test hooks: the files
+# that hold a CLI_TEST_* switch are compiled per variant, the rest once.
+set(_cli_switched cli/snapshot.c cli/liveness.c cli/statedir.c cli/httpd.c region/peek.c)
 get_target_property(_cli_srcs cudacap_cli SOURCES)
+list(REMOVE_ITEM _cli_srcs ${_cli_switched})
 list(TRANSFORM _cli_srcs PREPEND ${CMAKE_SOURCE_DIR}/src/)
-add_executable(cudacap_countdead ${_cli_srcs})
-target_include_directories(cudacap_countdead PRIVATE ${CMAKE_SOURCE_DIR}/src)
-target_link_libraries(cudacap_countdead PRIVATE cudacap_core dl)
-target_compile_definitions(cudacap_countdead PRIVATE CUDACAP_VERSION_STRING="${PROJECT_VERSION}"
-                           CLI_TEST_COUNT_DEAD)
-set_target_properties(cudacap_countdead PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CUDACAP_TEST_DIR})
+list(TRANSFORM _cli_switched PREPEND ${CMAKE_SOURCE_DIR}/src/)
+add_library(cudacap_cli_common OBJECT ${_cli_srcs})
+target_include_directories(cudacap_cli_common PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include
+                           ${CUDA_INCLUDE_DIR})
+target_compile_definitions(cudacap_cli_common PRIVATE CUDACAP_VERSION_STRING="${PROJECT_VERSION}")
+function(cc_cli_variant target)
+  add_executable(${target} $<TARGET_OBJECTS:cudacap_cli_common> ${_cli_switched})
+  target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/src)
+  target_link_libraries(${target} PRIVATE cudacap_core dl)
+  target_compile_definitions(${target} PRIVATE ${ARGN})
+  set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CUDACAP_TEST_DIR})
+  add_dependencies(cudacap_demo_worker ${target})
+endfunction()
+cc_cli_variant(cudacap_countdead CLI_TEST_COUNT_DEAD)       # dead slots' bytes counted
+cc_cli_variant(cudacap_blocking CLI_TEST_BLOCKING_OPEN)     # state files opened blocking
+cc_cli_variant(cudacap_peekpause CLI_TEST_PEEK_PAUSE)       # hook: pause inside a region read
+cc_cli_variant(cudacap_peekmmap CLI_TEST_PEEK_PAUSE CLI_TEST_MMAP_PEEK) # ... read through mmap
+cc_cli_variant(cudacap_novalidate CLI_TEST_NO_VALIDATE)     # region fields not checked
+cc_cli_variant(cudacap_followlinks CLI_TEST_FOLLOW_LINKS)   # prepare's path through the kernel
+cc_cli_variant(cudacap_noprocscan CLI_TEST_NO_PROC_SCAN)    # liveness from regions and locks only
+cc_cli_variant(cudacap_noevict CLI_TEST_NO_EVICT)           # exporter: a full table waits
+cc_test_exe(cudacap_httpprobe ${CMAKE_CURRENT_SOURCE_DIR}/cli_httpprobe.c)
 
 function(cc_cli_test name script)
   add_test(NAME ${name}
@@ -27,7 +45,8 @@ function(cc_cli_test name script)
     list(APPEND env "CLI_TEST_SAN_PRELOAD=${_rt}")
   endif()
   list(APPEND env "CLI_TEST_TMP=${CMAKE_BINARY_DIR}/clitest/${name}"
-                  "CUDACAP=${CUDACAP_BIN_DIR}/cudacap" "WORKER=${CUDACAP_TEST_DIR}/cudacap_demo_worker")
+                  "CUDACAP=${CUDACAP_BIN_DIR}/cudacap" "WORKER=${CUDACAP_TEST_DIR}/cudacap_demo_worker"
+                  "HTTPPROBE=${CUDACAP_TEST_DIR}/cudacap_httpprobe")
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}" TIMEOUT 60 SKIP_RETURN_CODE 77)
 endfunction()
 
@@ -43,7 +62,32 @@ set_tests_properties(cli.status.dead.negative_control PROPERTIES WILL_FAIL TRUE)
 cc_cli_test(cli.status.compute cli_status_sm.sh)
 cc_cli_test(cli.status.nodata cli_status_nodata.sh)
 cc_cli_test(cli.metrics cli_metrics.sh)
+
+# Issue 10, node side: each test and its negative control, the same script
+# run against a build without the mechanism (WILL_FAIL).
+function(cc_cli_control name script binary)
+  cc_cli_test(${name} ${script})
+  set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "CUDACAP=${CUDACAP_TEST_DIR}/${binary}" ${ARGN})
+endfunction()
+cc_cli_test(cli.status.unusable cli_status_unusable.sh)
+cc_cli_control(cli.status.unusable.negative_control cli_status_unusable.sh cudacap_blocking CLI_HANG_S=1)
+cc_cli_test(cli.status.corrupt cli_status_corrupt.sh)
+cc_cli_control(cli.status.corrupt.negative_control cli_status_corrupt.sh cudacap_novalidate)
+cc_cli_control(cli.status.truncate cli_status_truncate.sh cudacap_peekpause)
+cc_cli_control(cli.status.truncate.negative_control cli_status_truncate.sh cudacap_peekmmap)
+cc_cli_test(cli.prepare.paths cli_prepare_paths.sh)
+cc_cli_control(cli.prepare.paths.negative_control cli_prepare_paths.sh cudacap_followlinks)
+cc_cli_test(cli.prepare.live cli_prepare_live.sh)
+cc_cli_control(cli.prepare.live.negative_control cli_prepare_live.sh cudacap_noprocscan)
+cc_cli_test(cli.metrics.stall cli_metrics_stall.sh)
+cc_cli_control(cli.metrics.stall.negative_control cli_metrics_stall.sh cudacap_noevict)
+set_tests_properties(cli.status.unusable.negative_control cli.status.corrupt.negative_control
+                     cli.status.truncate.negative_control cli.prepare.paths.negative_control
+                     cli.prepare.live.negative_control cli.metrics.stall.negative_control
+                     PROPERTIES WILL_FAIL TRUE)
+# The campaign (short mode; FAULTS_LONG=1 by hand for ten times the rounds).
+cc_cli_test(faults.node faults_node.sh)
 cc_cli_test(cli.top cli_top.sh)
 cc_cli_test(cli.cdi cli_cdi.sh)
 cc_cli_test(cli.doctor cli_doctor.sh)
-add_dependencies(cudacap_demo_worker cudacap_cli cudacap_countdead)
+add_dependencies(cudacap_demo_worker cudacap_cli cudacap_httpprobe)

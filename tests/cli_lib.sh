@@ -50,3 +50,15 @@ jfield() {
 }
 # worker_pid FILE: the pid a worker printed ("pid N: ...").
 worker_pid() { sed -n 's/^pid \([0-9]*\):.*/\1/p' "$1" | head -1; }
+# start_listener [CMD]: CMD (default $CUDACAP) metrics --listen on a free
+# port; sets $port and $lp (its pid, also in bgpids), stderr in listen.err.
+start_listener() {
+  local c=${1:-$CUDACAP} try i
+  for try in 1 2 3 4 5; do
+    port=$((20000 + RANDOM % 20000))
+    $c metrics --listen 127.0.0.1:$port 2>$CLI_TEST_TMP/listen.err & lp=$!; bgpids+=($lp)
+    for i in $(seq 50); do grep -q serving $CLI_TEST_TMP/listen.err && break; kill -0 $lp 2>/dev/null || break; sleep 0.1; done
+    kill -0 $lp 2>/dev/null && return 0
+  done
+  return 1
+}

@@ -31,12 +31,7 @@ get() { # port path
   printf 'GET %s HTTP/1.0\r\nHost: x\r\n\r\n' "$2" >&3
   cat <&3; exec 3<&-
 }
-for try in 1 2 3 4 5; do
-  port=$((20000 + RANDOM % 20000))
-  $C metrics --listen 127.0.0.1:$port 2>$CLI_TEST_TMP/listen.err & lp=$!; bgpids+=($lp)
-  for i in $(seq 30); do grep -q serving $CLI_TEST_TMP/listen.err && break; kill -0 $lp 2>/dev/null || break; sleep 0.1; done
-  kill -0 $lp 2>/dev/null && break
-done
+start_listener || fail "listener did not start: $(cat $CLI_TEST_TMP/listen.err)"
 out=$(get $port /metrics); has "HTTP/1.0 200 OK" "HTTP 200"; has "text/plain; version=0.0.4" "content type"
 has 'cudacap_fb_limit_bytes{container="we\"ird\\name"' "body"
 out=$(get $port /nope); has "HTTP/1.0 404" "404 elsewhere"

@@ -1,5 +1,5 @@
-# Regions that are absent, of another layout, truncated or mid-rebuild
-# (magic unpublished) are "no data", never an error; foreign entries in ROOT
+# Regions that are absent, of another layout or mid-rebuild (magic
+# unpublished) are "no data", a short one "truncated", never an error; foreign entries in ROOT
 # are skipped. The reader takes no lock: status exits 0 with figures for the
 # good container next to the broken ones.
 . "$(dirname "$0")/cli_lib.sh"
@@ -16,9 +16,11 @@ head -c 100 $R/good/memory.region > $R/truncated/memory.region
 touch $R/notafolder; ln -s $R/good $R/alink
 expect 0 "status" $C status
 has "no process has run capped yet" "empty: no data"
-for c in foreign truncated midrebuild newlayout; do
+for c in foreign midrebuild newlayout; do
   printf '%s\n' "$out" | grep -q "^$c .*no data (memory region: no data" && ok "$c: no data" || fail "$c: $out"
 done
+printf '%s\n' "$out" | grep -q "^truncated .*no data (memory region: truncated" && ok "truncated" || fail "truncated: $out"
+has "truncated/memory.region is truncated: 100 of 1048576 bytes" "says how short, naming the file"
 hasnt "notafolder" "files skipped"
 hasnt "alink" "symlinks skipped"
 has "0 B / 1.00 GiB" "good container still shown (its process exited)"

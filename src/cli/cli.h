@@ -3,6 +3,7 @@
 #ifndef CC_CLI_H
 #define CC_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -57,7 +58,22 @@ const char *cli_bytes(uint64_t b, char *buf, size_t len);
  * success, 1 after a message on failure. */
 #define CLI_PREPARE_BUSY 3
 int cli_prepare_dir(const char *dir, unsigned mode, long uid, long gid);
-extern int cli_prepare_force; /* empty even foreign files */
+/* The same on the folder open at dfd (dir: its name, for messages). */
+int cli_prepare_at(int dfd, const char *dir, unsigned mode, long uid, long gid);
+extern int cli_prepare_force; /* empty foreign files too (of a state folder only) */
+
+/* dir made absolute (against the working folder) with "", "." and ".."
+ * components resolved lexically (exact for a path without links, the only
+ * kind cli_open_state_dir accepts). 0, or -1 with errno. */
+int cli_canon_path(const char *dir, char *out, size_t len);
+/* canon when it is /, a system folder (/etc, /usr, /lib*, /var, /home, ...)
+ * itself, else NULL. */
+const char *cli_system_folder(const char *canon);
+/* Opens dir (O_DIRECTORY) walking from / one component at a time with
+ * O_NOFOLLOW; create: missing components are made (0711, the last one
+ * mode). canon gets the resolved path. Returns the descriptor, or -1 after
+ * a message naming the component at fault (a link, not a folder). */
+int cli_open_state_dir(const char *dir, int create, unsigned mode, char *canon, size_t len);
 /* Removes dir and everything in it (no symlink is followed). */
 int cli_remove_tree(const char *dir);
 

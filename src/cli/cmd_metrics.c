@@ -1,18 +1,17 @@
 /* cudacap metrics: Prometheus text exposition of every container under
  * ROOT, to stdout, to a file for the node exporter's textfile collector
- * (written whole, then renamed), or over HTTP (--listen): a single-threaded
- * HTTP/1.0 loop, one request per connection, bounded by socket timeouts so
- * a slow client cannot hold it. */
+ * (written whole, then renamed), or over HTTP (--listen, httpd.c: one
+ * request per connection, per-request deadlines, a poll loop). */
 #include <errno.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/httpd.h"
 #include "cli/render.h"
 
 static void usage(FILE *f)
@@ -32,8 +31,9 @@ static void usage(FILE *f)
 }
 
 /* The whole exposition into a malloc'ed buffer. */
-static char *expose(const char *root, size_t *len)
+static char *expose(const void *arg, size_t *len)
 {
+    const char *root = arg;
     char *buf = NULL;
     FILE *f = open_memstream(&buf, len);
     if (!f) return NULL;
@@ -65,60 +65,6 @@ static int write_file(const char *path, const char *buf, size_t len)
 static volatile sig_atomic_t stop; /* set by the signal handler only */
 static void on_signal(int sig) { (void)sig; stop = 1; }
 
-static void send_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w <= 0) return;
-        p += w, n -= (size_t)w;
-    }
-}
-
-static void serve_one(int c, const char *root)
-{
-    struct timeval tv = {2, 0};
-    setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    char req[4096];
-    size_t got = 0;
-    while (got < sizeof req - 1) {
-        ssize_t r = recv(c, req + got, sizeof req - 1 - got, 0);
-        if (r <= 0) break;
-        got += (size_t)r;
-        req[got] = 0;
-        if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n")) break;
-    }
-    req[got] = 0;
-    char hdr[256];
-    if (strncmp(req, "GET ", 4) != 0) {
-        const char *m = "HTTP/1.0 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-        send_all(c, m, strlen(m));
-        return;
-    }
-    const char *path = req + 4;
-    size_t plen = strcspn(path, " ?\r\n");
-    if (!((plen == 8 && !strncmp(path, "/metrics", 8)) || (plen == 1 && path[0] == '/'))) {
-        const char *m = "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 21\r\n"
-                        "Connection: close\r\n\r\ntry GET /metrics ...\n";
-        send_all(c, m, strlen(m));
-        return;
-    }
-    size_t len = 0;
-    char *body = expose(root, &len);
-    if (!body) {
-        const char *m = "HTTP/1.0 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n";
-        send_all(c, m, strlen(m));
-        return;
-    }
-    int h = snprintf(hdr, sizeof hdr,
-                     "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
-                     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
-                     len);
-    send_all(c, hdr, (size_t)h);
-    send_all(c, body, len);
-    free(body);
-}
-
 static int listen_on(const char *spec)
 {
     char host[256];
@@ -138,10 +84,10 @@ static int listen_on(const char *spec)
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     int r = getaddrinfo(host[0] ? host : NULL, ps, &hints, &ai);
     if (r != 0) cli_usage_error("--listen: cannot resolve \"%s\": %s", host, gai_strerror(r));
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
     int one = 1;
     if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 16) != 0) {
+    if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 256) != 0) {
         cli_err("cannot listen on %s: %s", spec, strerror(errno));
         freeaddrinfo(ai);
         if (fd >= 0) close(fd);
@@ -184,20 +130,12 @@ int cmd_metrics(int argc, char **argv)
     if (fd < 0) return 1;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal; /* no SA_RESTART: accept returns EINTR */
+    sa.sa_handler = on_signal; /* no SA_RESTART: poll returns EINTR */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     fprintf(stderr, "cudacap metrics: serving %s on http://%s/metrics\n", root, lis);
-    while (!stop) {
-        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-        if (c < 0) {
-            if (errno != EINTR) usleep(100000); /* EMFILE and the like: no busy loop */
-            continue;
-        }
-        serve_one(c, root);
-        close(c);
-    }
+    httpd_serve(fd, expose, root, &stop);
     close(fd);
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,12 +16,27 @@
 
 #include "cap/sampling_lock.h"
 #include "cli/cli.h"
-#include "cli/snapshot.h"
+#include "cli/liveness.h"
 
-/* Empties the folder open at dfd; depth bounds the recursion. */
+/* Names cudacap gives the entries of a state folder: regular files
+ * "*.region" (memory, compute), "*.lock" (sampling, identity), "*.tmp"
+ * (doctor's probe), and the HAMi layout's "*.cache.d" folder of them. */
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && !strcmp(s + n - m, suffix);
+}
+static int ours_name(const char *n)
+{
+    return ends_with(n, ".region") || ends_with(n, ".lock") || ends_with(n, ".tmp");
+}
+
+/* Empties the folder open at dfd (closed here); depth bounds the recursion
+ * and nothing on another file system (a mount point) is entered. */
 static int empty_at(int dfd, int depth, int keep_lock, long uid, long gid)
 {
-    DIR *d = fdopendir(dfd);
+    struct stat top;
+    DIR *d = fstat(dfd, &top) == 0 ? fdopendir(dfd) : NULL;
     if (!d) return close(dfd), -1;
     int rc = 0;
     struct dirent *e;
@@ -28,20 +44,27 @@ static int empty_at(int dfd, int depth, int keep_lock, long uid, long gid)
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         struct stat st;
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (keep_lock && S_ISREG(st.st_mode) && !strcmp(e->d_name, CC_SAMPLING_LOCK_FILE)) {
+        if (keep_lock && !strcmp(e->d_name, CC_SAMPLING_LOCK_FILE)) {
             /* Never deleted (sampling_lock.h): a new inode would not exclude
              * a holder of the old one. It holds no data, so keeping it is
-             * harmless; it only gets the folder's owner and mode 0600. */
-            if (uid >= 0 || gid >= 0)
-                if (fchownat(dirfd(d), e->d_name, (uid_t)uid, (gid_t)gid, AT_SYMLINK_NOFOLLOW) != 0)
-                    rc = -1;
-            if (fchmodat(dirfd(d), e->d_name, 0600, 0) != 0) rc = -1;
-            continue;
+             * harmless; it only gets the folder's owner and mode 0600, set
+             * through a descriptor of a plain file with one link (a hard
+             * link could be any file). Anything else by that name is not
+             * ours, and goes. */
+            struct stat ls;
+            int lf = openat(dirfd(d), e->d_name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+            if (lf >= 0 && fstat(lf, &ls) == 0 && S_ISREG(ls.st_mode) && ls.st_nlink == 1) {
+                if ((uid >= 0 || gid >= 0) && fchown(lf, (uid_t)uid, (gid_t)gid) != 0) rc = -1;
+                if (fchmod(lf, 0600) != 0) rc = -1;
+                close(lf);
+                continue;
+            }
+            if (lf >= 0) close(lf);
         }
         if (S_ISDIR(st.st_mode)) {
-            int sub = depth < 16 ? openat(dirfd(d), e->d_name,
-                                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                                 : -1;
+            int sub = depth < 16 && st.st_dev == top.st_dev
+                          ? openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                          : -1;
             if (sub < 0 || empty_at(sub, depth + 1, 0, -1, -1) != 0 ||
                 unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0)
                 rc = -1;
@@ -61,108 +84,104 @@ int cli_remove_tree(const char *dir)
     return rmdir(dir);
 }
 
-/* A state folder holds only cudacap's files: "*.region", "*.lock" and the
- * like. Anything else suggests a wrong DIR (a typo, a home folder): emptying
- * it needs --force. Returns the first foreign name, or NULL. */
-static const char *foreign_entry(const char *dir)
+/* What the folder at dfd holds: *ours counts regular files by cudacap's
+ * names; the first other entry (a file cudacap does not write, a folder
+ * other than *.cache.d) goes into bad, as a path relative to the folder. */
+static void classify(int dfd, int depth, const char *prefix, int *ours, char *bad, size_t len)
 {
-    static char name[256];
-    DIR *d = opendir(dir);
-    if (!d) return NULL;
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset, unlike dup */
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        if (!bad[0]) snprintf(bad, len, "%s (unreadable)", prefix[0] ? prefix : ".");
+        return;
+    }
     struct dirent *e;
-    const char *bad = NULL;
-    while (!bad && (e = readdir(d))) {
+    while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        size_t n = strlen(e->d_name);
-        static const char *const ok[] = {".region", ".lock", ".tmp", ".json", NULL};
-        int known = 0;
-        for (int k = 0; ok[k]; k++) {
-            size_t m = strlen(ok[k]);
-            if (n > m && !strcmp(e->d_name + n - m, ok[k])) known = 1;
+        struct stat st;
+        char rel[560];
+        snprintf(rel, sizeof rel, "%.280s%s", prefix, e->d_name);
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISDIR(st.st_mode) && depth == 0 && ends_with(e->d_name, ".cache.d")) {
+            int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            char pre[600];
+            snprintf(pre, sizeof pre, "%s/", rel);
+            if (sub >= 0) classify(sub, depth + 1, pre, ours, bad, len), close(sub);
+            else if (!bad[0]) snprintf(bad, len, "%s", rel);
+        } else if (!S_ISDIR(st.st_mode) && ours_name(e->d_name)) {
+            /* A FIFO or link by one of our names is a broken state file:
+             * removing the name is what repairs the folder. */
+            if (S_ISREG(st.st_mode)) (*ours)++;
+        } else if (!bad[0]) {
+            snprintf(bad, len, "%s", rel);
         }
-        if (!known) bad = strncpy(name, e->d_name, sizeof name - 1);
     }
     closedir(d);
-    return bad;
 }
 
 int cli_prepare_force;
 
-int cli_prepare_dir(const char *dir, unsigned mode, long uid, long gid)
+int cli_prepare_at(int dfd, const char *dir, unsigned mode, long uid, long gid)
 {
-    struct stat st;
-    if (lstat(dir, &st) == 0) {
-        if (S_ISLNK(st.st_mode)) {
-            cli_err("%s is a symbolic link; a state folder must be a real folder", dir);
-            return 1;
+    long pids[8];
+    int n = live_users(dfd, pids, 8);
+    if (n > 0) {
+        char list[160] = "";
+        for (int i = 0; i < n; i++) {
+            char one[24];
+            snprintf(one, sizeof one, "%s%ld", i ? ", " : "", pids[i]);
+            strncat(list, pids[i] < 0 ? "a holder of a lock file" : one, sizeof list - strlen(list) - 1);
         }
-        if (!S_ISDIR(st.st_mode)) {
-            cli_err("%s exists and is not a folder", dir);
-            return 1;
-        }
-        long pids[8];
-        int n = snap_live_pids(dir, pids, 8);
-        if (n > 0) {
-            char list[128] = "";
-            for (int i = 0; i < n; i++) {
-                char one[24];
-                snprintf(one, sizeof one, "%s%ld", i ? ", " : "", pids[i]);
-                strncat(list, pids[i] < 0 ? "a holder of sampling.lock" : one,
-                        sizeof list - strlen(list) - 1);
-            }
-            cli_err("%s is in use by process(es) %s: emptying it now would split their cap; "
-                    "stop the container first",
-                    dir, list);
-            return CLI_PREPARE_BUSY;
-        }
-        const char *bad = cli_prepare_force ? NULL : foreign_entry(dir);
-        if (bad) {
-            cli_err("%s holds \"%s\", which is not a cudacap state file: is DIR right? "
-                    "(--force empties it anyway)", dir, bad);
-            return 1;
-        }
-    } else if (errno == ENOENT) {
-        /* Parents we create: traversable, not listable, so one container's
-         * user cannot see the others' names. */
-        char parent[1024];
-        snprintf(parent, sizeof parent, "%s", dir);
-        char *slash = strrchr(parent, '/');
-        if (slash && slash != parent) {
-            *slash = 0;
-            if (cli_mkdirs(parent, 0711) != 0) {
-                cli_err("cannot create %s: %s", parent, strerror(errno));
-                return 1;
-            }
-        }
-        if (mkdir(dir, mode) != 0 && errno != EEXIST) {
-            cli_err("cannot create %s: %s", dir, strerror(errno));
-            return 1;
-        }
-    } else {
-        cli_err("cannot use %s: %s", dir, strerror(errno));
+        cli_err("%s is in use by process(es) %s: emptying it now would split their cap; "
+                "stop the container first",
+                dir, list);
+        return CLI_PREPARE_BUSY;
+    }
+    int ours = 0;
+    char bad[600] = "";
+    classify(dfd, 0, "", &ours, bad, sizeof bad);
+    /* --force empties leftovers of a state folder, never a folder that is
+     * not one: a mistyped DIR must not cost someone their files. */
+    if (bad[0] && !ours) {
+        cli_err("%s holds \"%s\" and no file cudacap writes: it is not a state folder, and "
+                "prepare empties only those (--force does not change that)", dir, bad);
         return 1;
     }
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        cli_err("cannot open %s: %s", dir, strerror(errno));
+    if (bad[0] && !cli_prepare_force) {
+        cli_err("%s holds \"%s\", which is not a cudacap state file: is DIR right? "
+                "(--force empties it anyway)", dir, bad);
         return 1;
     }
     /* Owner and mode on the descriptor: no window for a swapped path. */
-    if ((uid >= 0 || gid >= 0) && fchown(fd, (uid_t)uid, (gid_t)gid) != 0) {
+    if ((uid >= 0 || gid >= 0) && fchown(dfd, (uid_t)uid, (gid_t)gid) != 0) {
         cli_err("cannot give %s to %ld:%ld: %s", dir, uid, gid, strerror(errno));
-        close(fd);
         return 1;
     }
-    if (fchmod(fd, mode) != 0) {
+    if (fchmod(dfd, mode) != 0) {
         cli_err("cannot set the mode of %s: %s", dir, strerror(errno));
-        close(fd);
         return 1;
     }
-    if (empty_at(fd, 0, 1, uid, gid) != 0) {
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* own offset, unlike dup */
+    if (fd < 0 || empty_at(fd, 0, 1, uid, gid) != 0) {
         cli_err("cannot empty %s completely: %s", dir, strerror(errno));
         return 1;
     }
     return 0;
+}
+
+int cli_prepare_dir(const char *dir, unsigned mode, long uid, long gid)
+{
+    char canon[PATH_MAX];
+    if (cli_canon_path(dir, canon, sizeof canon) == 0 && cli_system_folder(canon)) {
+        cli_err("refusing to prepare %s (%s): a system folder", canon, dir);
+        return 1;
+    }
+    int fd = cli_open_state_dir(dir, 1, mode, canon, sizeof canon);
+    if (fd < 0) return 1;
+    int rc = cli_prepare_at(fd, canon, mode, uid, gid);
+    close(fd);
+    return rc;
 }
 
 static void usage(FILE *f)
@@ -178,7 +197,11 @@ static void usage(FILE *f)
           "                     names or numbers\n"
           "  --mode MODE        octal mode of the folder, default 0700; never writable by\n"
           "                     others\n"
-          "  --force            empty DIR even when it holds files cudacap did not write\n",
+          "  --force            empty DIR even when it holds files cudacap did not write,\n"
+          "                     if it is a state folder (holds a file cudacap writes)\n"
+          "\n"
+          "DIR is resolved without following symbolic links at any component; /, system\n"
+          "folders and folders holding nothing cudacap writes are refused.\n",
           f);
 }
 
@@ -227,15 +250,23 @@ int cmd_prepare(int argc, char **argv)
     }
     if (!dir) cli_usage_error("missing DIR (the container's state folder)");
     if (!*dir) cli_usage_error("DIR is empty");
-    if (!strcmp(dir, "/")) cli_usage_error("refusing to empty /");
+    char canon[PATH_MAX];
+    if (cli_canon_path(dir, canon, sizeof canon) != 0)
+        cli_usage_error("cannot resolve DIR \"%s\": %s", dir, strerror(errno));
+    /* Before anything is opened: "//", "/tmp/..", "/." are / as well. */
+    const char *sys = cli_system_folder(canon);
+    if (sys) cli_usage_error("refusing to empty %s%s%s%s: a system folder, never a state folder", sys,
+                             strcmp(dir, sys) ? " (\"" : "", strcmp(dir, sys) ? dir : "",
+                             strcmp(dir, sys) ? "\")" : "");
+    int fd = cli_open_state_dir(dir, 1, mode, canon, sizeof canon);
+    if (fd < 0) return 1;
     /* A cudacap run on DIR holds a shared flock on it while its CMD lives. */
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
-        cli_err("%s is in use by a running 'cudacap run'; stop it first", dir);
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+        cli_err("%s is in use by a running 'cudacap run'; stop it first", canon);
         close(fd);
         return CLI_PREPARE_BUSY;
     }
-    int rc = cli_prepare_dir(dir, mode, uid, gid);
-    if (fd >= 0) close(fd);
+    int rc = cli_prepare_at(fd, canon, mode, uid, gid);
+    close(fd);
     return rc;
 }

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/snapshot.h"
+#include "cli/liveness.h"
 
 static void usage(FILE *f)
 {
@@ -142,16 +142,15 @@ int cmd_run(int argc, char **argv)
         /* Several runs may start on one folder at once: the exclusive flock
          * serialises check-and-prepare, and each run then holds a shared one
          * while CMD lives, which a later prepare (exclusive) cannot get. */
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (dfd < 0) {
-            cli_err("cannot open %s: %s", dir, strerror(errno));
-            return 1;
-        }
+        char canon[PATH_MAX];
+        dfd = cli_open_state_dir(dir, 0, 0700, canon, sizeof canon); /* no links, as prepare */
+        if (dfd < 0) return 1;
         long pids[1];
         /* Exclusive fails: another run's CMD lives (shared) or another run
          * is preparing (exclusive, briefly): join without preparing. */
-        if (flock(dfd, LOCK_EX | LOCK_NB) == 0 && snap_live_pids(dir, pids, 1) == 0) {
-            if (cli_prepare_dir(dir, 0700, -1, -1) == 1) return 1; /* fresh: pre-start cleanup */
+        if (flock(dfd, LOCK_EX | LOCK_NB) == 0 && live_users(dfd, pids, 1) == 0) {
+            /* fresh: pre-start cleanup */
+            if (cli_prepare_at(dfd, canon, 0700, -1, -1) == 1) return 1;
         }
         while (flock(dfd, LOCK_SH) != 0 && errno == EINTR) {}
     } else {

@@ -15,7 +15,17 @@ const char *render_pct(int have, uint32_t pm, char *buf, size_t len)
 
 static const char *state_word(int st)
 {
-    return st == SNAP_OK ? "ok" : st == SNAP_NODATA ? "no data" : "absent";
+    static const char *const w[] = {[SNAP_ABSENT] = "absent", [SNAP_OK] = "ok", [SNAP_NODATA] = "no data",
+                                    [SNAP_TRUNCATED] = "truncated", [SNAP_CORRUPT] = "corrupt",
+                                    [SNAP_UNUSABLE] = "unusable"};
+    return w[st];
+}
+
+/* One line per region that could not be read, saying why (the file named). */
+static void problems(FILE *f, const struct snap *x)
+{
+    if (x->mem_why[0]) fprintf(f, "%-20s (memory region: %s: %s)\n", "", state_word(x->mem_state), x->mem_why);
+    if (x->sm_why[0]) fprintf(f, "%-20s (compute region: %s: %s)\n", "", state_word(x->sm_state), x->sm_why);
 }
 
 static void owner_str(const struct snap_dev *d, char *buf, size_t len)
@@ -40,6 +50,7 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
                 snprintf(why, sizeof why, "no data (memory region: %s, compute region: %s)",
                          state_word(x->mem_state), state_word(x->sm_state));
             fprintf(f, "%-20s %-4s %s\n", x->name, "-", why);
+            problems(f, x);
             continue;
         }
         for (int i = 0; i < x->ndev; i++) {
@@ -60,9 +71,7 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
                     mem, util, own, d->nproc, hist && i == 0 ? "  " : "",
                     hist && i == 0 && hist[c] ? hist[c] : "");
         }
-        if (x->mem_state == SNAP_NODATA || x->sm_state == SNAP_NODATA)
-            fprintf(f, "%-20s (%s region: no data: another layout or being rebuilt)\n", "",
-                    x->mem_state == SNAP_NODATA ? "memory" : "compute");
+        problems(f, x);
         if (brief) continue;
         for (int p = 0; p < x->nproc; p++) {
             const struct snap_proc *q = &x->proc[p];
@@ -121,8 +130,15 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
         json_str(f, x->name);
         fputs(",\"state_dir\":", f);
         json_str(f, x->dir);
-        fprintf(f, ",\"memory_region\":\"%s\",\"compute_region\":\"%s\",\"devices\":[",
-                state_word(x->mem_state), state_word(x->sm_state));
+        fprintf(f, ",\"memory_region\":\"%s\",\"compute_region\":\"%s\"", state_word(x->mem_state),
+                state_word(x->sm_state));
+        const char *why[2] = {x->mem_why, x->sm_why}, *key[2] = {"memory", "compute"};
+        for (int r = 0; r < 2; r++) {
+            fprintf(f, ",\"%s_region_problem\":", key[r]);
+            if (why[r][0]) json_str(f, why[r]);
+            else fputs("null", f);
+        }
+        fputs(",\"devices\":[", f);
         for (int i = 0; i < x->ndev; i++) {
             const struct snap_dev *d = &x->dev[i];
             fprintf(f, "%s\n  {\"gpu\":%d,\"uuid\":", i ? "," : "", d->index);
@@ -291,7 +307,7 @@ void render_prom(FILE *f, struct snap *const *s, int n)
                 fprintf(f, " %.10g\n", q->util_pm[i] / 10.0);
             }
         }
-    fputs("# HELP cudacap_region_ok Whether a state region of the container could be read (1) or not (0: absent, another layout, or being rebuilt).\n"
+    fputs("# HELP cudacap_region_ok Whether a state region of the container could be read (1) or not (0: absent, another layout, being rebuilt, truncated, corrupt, not a plain file).\n"
           "# TYPE cudacap_region_ok gauge\n", f);
     for (int c = 0; c < n; c++) {
         static const char *rn[2] = {"memory", "compute"};

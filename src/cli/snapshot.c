@@ -1,5 +1,5 @@
 /* Reading a container's state folder (snapshot.h). Costs per call: two
- * read-only mmaps, a scan of the slots in use, one /proc/<pid>/stat read per
+ * private copies of the regions (1 MiB + 64 KiB of pread), a scan of the slots in use, one /proc/<pid>/stat read per
  * slot, and for a held sampling lock a walk of its holder's /proc fd table. */
 #include "cli/snapshot.h"
 
@@ -16,17 +16,47 @@
 
 #include "cap/memledger.h"
 #include "cap/sampling_lock.h"
-#include "region/region.h"
+#include "cli/validate.h"
+#include "region/peek.h"
 #include "region/specs.h"
 
-/* A file that exists but cannot be used (other layout, mid-rebuild, wrong
- * size) is "no data"; a missing one is "absent". */
-static int region_state(const char *dir, const char *file)
+/* A private copy of a region that passed its field checks, or NULL with
+ * *state and why saying what was wrong. A copy taken while a process claims
+ * or frees a slot can look inconsistent for an instant (the read is not
+ * atomic), so a failing one is read again; garbage fails every time. */
+static void *read_region(const char *dir, const struct cc_region_spec *spec,
+                         const char *(*check)(const void *, char *, size_t), int *state,
+                         char *why, size_t len)
 {
-    char p[1024];
-    struct stat st;
-    if (snprintf(p, sizeof p, "%s/%s", dir, file) >= (int)sizeof p) return SNAP_ABSENT;
-    return lstat(p, &st) == 0 ? SNAP_NODATA : SNAP_ABSENT;
+    for (int attempt = 0;; attempt++) {
+        struct cc_peek pk;
+        void *r = cc_region_peek(dir, spec, &pk);
+        if (!r) {
+            static const int st[] = {[CC_PEEK_ABSENT] = SNAP_ABSENT, [CC_PEEK_UNUSABLE] = SNAP_UNUSABLE,
+                                     [CC_PEEK_NODATA] = SNAP_NODATA, [CC_PEEK_TRUNCATED] = SNAP_TRUNCATED};
+            *state = st[pk.state];
+            snprintf(why, len, "%s", pk.why);
+            return NULL;
+        }
+        char bad[160];
+#ifdef CLI_TEST_NO_VALIDATE /* negative control: garbage shown as figures */
+        (void)check, (void)bad;
+#else
+        if (check(r, bad, sizeof bad)) {
+            cc_region_unpeek(r);
+            if (attempt < 2) {
+                usleep(2000);
+                continue;
+            }
+            *state = SNAP_CORRUPT;
+            snprintf(why, len, "%s/%s is corrupt: %s", dir, spec->file, bad);
+            return NULL;
+        }
+#endif
+        *state = SNAP_OK;
+        why[0] = 0;
+        return r;
+    }
 }
 
 static uint64_t mono_ns(void)
@@ -110,11 +140,9 @@ static struct snap_proc *proc_for(struct snap *s, uint32_t pid)
 
 static void read_mem(const char *dir, struct snap *s)
 {
-    const cc_mem_region_t *r = cc_region_peek(dir, &cc_mem_region_spec);
-    if (!r) {
-        s->mem_state = region_state(dir, CC_MEM_REGION_FILE);
-        return;
-    }
+    const cc_mem_region_t *r = read_region(dir, &cc_mem_region_spec, snap_check_mem, &s->mem_state,
+                                           s->mem_why, sizeof s->mem_why);
+    if (!r) return;
     int map[CC_MEM_DEVS]; /* region device -> snap device */
     for (int d = 0; d < CC_MEM_DEVS; d++) {
         map[d] = -1;
@@ -157,9 +185,7 @@ static void read_mem(const char *dir, struct snap *s)
             }
         }
     }
-    /* Rebuilt while we read: what we read may mix two layouts. */
-    s->mem_state = cc_region_valid(r, &cc_mem_region_spec) ? SNAP_OK : SNAP_NODATA;
-    cc_region_close(r, &cc_mem_region_spec);
+    cc_region_unpeek((void *)r);
 }
 
 /* The sampling owner's pid: the process among cands holding a lock on byte
@@ -206,8 +232,7 @@ static long find_owner(dev_t dev, ino_t ino, unsigned idx, const long *cands, in
     return 0;
 }
 
-/* Lock state of byte idx (len 0: the whole file) without taking anything. */
-static int lock_probe(int fd, off_t start, off_t len)
+int snap_lock_probe(int fd, long start, long len)
 {
     struct flock fl;
     memset(&fl, 0, sizeof fl);
@@ -233,24 +258,16 @@ static int lock_probe(int fd, off_t start, off_t len)
 
 static int open_lock(const char *dir, struct stat *st)
 {
-    char p[1024];
+    char p[1024], why[1280];
     snprintf(p, sizeof p, "%s/%s", dir, CC_SAMPLING_LOCK_FILE);
-    int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) return -1;
-    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
-        close(fd);
-        return -1;
-    }
-    return fd;
+    return cc_state_open(p, st, why, sizeof why); /* not a plain file: owner unknown */
 }
 
 static void read_sm(const char *dir, struct snap *s)
 {
-    const cc_compute_region_t *r = cc_region_peek(dir, &cc_compute_region_spec);
-    if (!r) {
-        s->sm_state = region_state(dir, CC_COMPUTE_FILE);
-        return;
-    }
+    const cc_compute_region_t *r = read_region(dir, &cc_compute_region_spec, snap_check_compute,
+                                               &s->sm_state, s->sm_why, sizeof s->sm_why);
+    if (!r) return;
     uint64_t now = mono_ns();
     int pslot[CC_COMPUTE_PROCS]; /* compute slot -> snap process */
     for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
@@ -305,7 +322,7 @@ static void read_sm(const char *dir, struct snap *s)
             p->util_pm[sd - s->dev] = u > 1000 ? 1000 : u;
         }
         if (lfd >= 0) {
-            sd->owner = lock_probe(lfd, (off_t)i, 1);
+            sd->owner = snap_lock_probe(lfd, (off_t)i, 1);
             if (sd->owner == OWNER_HELD) {
                 /* The owner publishes its pid each period; 0 before its
                  * first one: then the /proc walk (works only where the
@@ -322,10 +339,7 @@ static void read_sm(const char *dir, struct snap *s)
         }
     }
     if (lfd >= 0) close(lfd);
-    s->sm_state = cc_region_valid(r, &cc_compute_region_spec) ? SNAP_OK : SNAP_NODATA;
-    if (s->sm_state != SNAP_OK) /* torn: drop what this region contributed */
-        for (int i = 0; i < s->ndev; i++) s->dev[i].has_sm = s->dev[i].has_sample = 0;
-    cc_region_close(r, &cc_compute_region_spec);
+    cc_region_unpeek((void *)r);
 }
 
 /* HAMi / Volcano layout: ROOT/<pod>_<ctr>/<uuid>.cache.d is the state
@@ -419,20 +433,4 @@ void snap_release(struct snap **s, int n)
 {
     for (int i = 0; i < n; i++) free(s[i]);
     free(s);
-}
-
-int snap_live_pids(const char *dir, long *pids, int max)
-{
-    static struct snap s; /* large: not on the stack */
-    snap_read(dir, "", &s);
-    int n = 0;
-    for (int i = 0; i < s.nproc && n < max; i++)
-        if (s.proc[i].alive) pids[n++] = s.proc[i].pid;
-    struct stat st;
-    int fd = open_lock(dir, &st);
-    if (fd >= 0) {
-        if (lock_probe(fd, 0, 0) == OWNER_HELD && n == 0 && max > 0) pids[n++] = -1;
-        close(fd);
-    }
-    return n;
 }

@@ -1,9 +1,10 @@
 /* The reader of a container's state folder for status, top and metrics.
- * Read-only: maps the region files with cc_region_peek (no create, no lock,
- * no rebuild), never takes a lock any process of the container waits on,
- * and treats a region that is absent, of another layout or rebuilt while
- * it was read as "no data". Nothing in the files is trusted: counts are
- * clamped, strings bounded. */
+ * Read-only: reads private copies of the region files with cc_region_peek
+ * (no create, no lock, no rebuild, no mapping: a truncation cannot raise
+ * SIGBUS), never takes a lock any process of the container waits on, and
+ * shows a region that is absent, of another layout, truncated, rebuilt while
+ * it was read, not a plain file or full of garbage as such, never as
+ * figures. Counts are also clamped, strings bounded. */
 #ifndef CC_CLI_SNAPSHOT_H
 #define CC_CLI_SNAPSHOT_H
 
@@ -12,7 +13,11 @@
 #include "cudacap/compute_region.h"
 #include "cudacap/mem_region.h"
 
-enum { SNAP_ABSENT = 0, SNAP_OK = 1, SNAP_NODATA = 2 };
+/* A region: absent; ok; no data (another size or layout, being built or
+ * rebuilt); truncated; corrupt (a valid header over fields the library
+ * cannot have written); unusable (not a regular file, hard-linked,
+ * unreadable). */
+enum { SNAP_ABSENT = 0, SNAP_OK, SNAP_NODATA, SNAP_TRUNCATED, SNAP_CORRUPT, SNAP_UNUSABLE };
 enum { OWNER_UNKNOWN = 0, OWNER_NONE = 1, OWNER_HELD = 2 };
 
 #define SNAP_DEVS 16
@@ -53,6 +58,7 @@ struct snap {
     char name[256];
     char dir[1024];
     int mem_state, sm_state; /* SNAP_* */
+    char mem_why[1280], sm_why[1280]; /* what was wrong, naming the file; "" when ok or absent */
     int ndev;
     struct snap_dev dev[SNAP_DEVS];
     int nproc;             /* live + dead slots found */
@@ -76,10 +82,9 @@ int snap_list(const char *root, char **names, int max);
 int snap_collect(const char *root, struct snap ***out);
 void snap_release(struct snap **s, int n);
 
-/* Whether a process of the state folder may still be running: a live slot
- * in the memory region or the compute region, or a held sampling lock.
- * Fills pids (up to max) and returns the count. */
-int snap_live_pids(const char *dir, long *pids, int max);
+/* Lock state (OWNER_*) of bytes start..start+len of the file open at fd
+ * (len 0: to its end), without taking anything. */
+int snap_lock_probe(int fd, long start, long len);
 
 /* Liveness of a slot's process from the node side: pid or host pid alive
  * with the recorded start time (0: unknown). */

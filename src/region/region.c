@@ -147,26 +147,6 @@ fail:
     return NULL;
 }
 
-const void *cc_region_peek(const char *dir, const struct cc_region_spec *spec)
-{
-    char path[1024];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, spec->file) >= sizeof path) return NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return NULL;
-    struct stat st;
-    void *base = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == (off_t)spec->file_size) {
-        base = mmap(NULL, spec->file_size, PROT_READ, MAP_SHARED, fd, 0);
-        if (base == MAP_FAILED) base = NULL;
-    }
-    close(fd);
-    if (base && !cc_region_valid(base, spec)) {
-        munmap(base, spec->file_size);
-        base = NULL;
-    }
-    return base;
-}
-
 void cc_region_close(const void *base, const struct cc_region_spec *spec)
 {
     if (base) munmap((void *)base, spec->file_size);

@@ -30,9 +30,7 @@ struct cc_region_spec {
  * reason. Creates DIR (mode 0700) when missing. */
 void *cc_region_open(const char *dir, const struct cc_region_spec *spec);
 
-/* Read-only view for observers (cudacap status): never creates, never locks,
- * never rebuilds. NULL when absent, of another layout or mid-rebuild. */
-const void *cc_region_peek(const char *dir, const struct cc_region_spec *spec);
+/* Observers (cudacap status) read the files through region/peek.h. */
 
 void cc_region_close(const void *base, const struct cc_region_spec *spec);
 

@@ -1,0 +1,36 @@
+# cudacap prepare refuses a live folder whatever its regions hold (issue
+# 10, item 10): a live process that maps memory.region keeps the folder
+# live with the magic zeroed, with a garbage body, and with the region
+# replaced by a FIFO (no hang either). Liveness then comes from the process
+# mapping a file of the folder (/proc/<pid>/maps), not from parsing the
+# region. Once the process is dead the folder is emptied. The negative
+# control runs this against a build without that scan (CLI_TEST_NO_PROC_SCAN)
+# and must fail (checked: the zeroed-magic case empties the folder there).
+. "$(dirname "$0")/cli_lib.sh"
+C=$CUDACAP
+LIB=$(dirname "$CUDACAP_BIN")/../lib/libcudacap.so
+preload=${CLI_TEST_SAN_PRELOAD:+$CLI_TEST_SAN_PRELOAD:}$LIB
+D=$CLI_TEST_TMP/root/c1
+mkdir -p $D
+start() {
+  rm -f $CLI_TEST_TMP/ready
+  LD_PRELOAD=$preload CUDACAP_STATE_DIR=$D CUDACAP_MEM_LIMIT=1g $WORKER hold --mib 1 --seconds 30 \
+    --ready $CLI_TEST_TMP/ready >/dev/null & bgpids+=($!)
+  wait_for $CLI_TEST_TMP/ready || fail "worker did not start"
+}
+start
+w=${bgpids[-1]}
+expect 3 "live, region intact" timeout -k 2 10 $C prepare $D; has "$w" "names the process"
+printf '\0\0\0\0' | dd of=$D/memory.region bs=1 seek=0 conv=notrunc status=none
+expect 3 "live, magic zeroed" timeout -k 2 10 $C prepare $D; has "$w" "names the process"
+[ -e $D/memory.region ] && ok "region kept" || fail "region removed under a live process"
+head -c $((1048576 - 16)) /dev/urandom | dd of=$D/memory.region bs=16 seek=1 conv=notrunc status=none
+expect 3 "live, garbage body" timeout -k 2 10 $C prepare $D
+rm $D/memory.region; mkfifo $D/memory.region
+expect 3 "live, region replaced by a FIFO" timeout -k 2 10 $C prepare $D; has "$w" "names the process"
+[ -p $D/memory.region ] && ok "FIFO kept" || fail "folder emptied under a live process"
+expect 3 "cudacap run --state joins, never empties" timeout -k 2 10 $C run --state $D -- sh -c 'test -p memory.region || exit 3' 2>/dev/null
+kill -9 $w; wait $w 2>/dev/null
+expect 0 "dead: emptied" timeout -k 2 10 $C prepare $D
+[ -z "$(ls -A $D)" ] && ok "empty" || fail "left: $(ls -A $D)"
+finish
