@@ -13,7 +13,10 @@ SANPRE=${CLI_TEST_SAN_PRELOAD:-}
 CUDACAP_BIN=$CUDACAP
 [ -n "$SANPRE" ] && CUDACAP="env LD_PRELOAD=$SANPRE $CUDACAP"
 bgpids=()
-cleanup_bg() { for p in "${bgpids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; }
+# Descendants first: a worker left alive under a killed `cudacap run` keeps
+# its folder live, and the next run in it is (rightly) refused.
+kill_tree() { local c; for c in $(pgrep -P "$1" 2>/dev/null); do kill_tree "$c"; done; kill -9 "$1" 2>/dev/null; }
+cleanup_bg() { for p in "${bgpids[@]}"; do kill_tree "$p"; done; wait 2>/dev/null; }
 trap cleanup_bg EXIT
 
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }

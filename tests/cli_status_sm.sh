@@ -10,7 +10,10 @@ bgpids+=($!)
 got=
 for i in $(seq 60); do
   out=$($C status --json 2>&1)
-  [ -n "$(jfield s gpu sample_age_ms)" ] && [ "$(jfield s gpu sampling_owner)" = '"held"' ] && got=1 && break
+  # A number, not "null": the owner holds its lock a cycle before its first
+  # sample (a watcher's first poll covers nothing yet).
+  case "$(jfield s gpu sample_age_ms)" in [0-9]*) ;; *) sleep 0.1; continue ;; esac
+  [ "$(jfield s gpu sampling_owner)" = '"held"' ] && got=1 && break
   sleep 0.1
 done
 [ -n "$got" ] && ok "a sample and an owner within 6 s" || fail "no sample/owner: $out"

@@ -87,7 +87,17 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int pr
     if (per && (unsigned long long)per * 10 > poll_gap * 13 && now < d->nvml_last_ts + per) return 0;
 #endif
     d->nvml_poll_us = now;
-    if (d->nvml_seen_us == 0 || d->nvml_seen_us + 2000000ull < now) d->nvml_seen_us = now - 1000000ull;
+    if (d->nvml_seen_us == 0) {
+        /* The first poll of this watcher: a window before it started would
+         * cover time before the container launched anything, and reading 0
+         * then while the first launch waits for tokens (throttled) made the
+         * controller raise the share at once: a queue at process start got
+         * 36 % of the device in its first second under a 30 % cap
+         * (compute.deepq). The first sample covers one cycle from now. */
+        d->nvml_seen_us = now;
+        return 0;
+    }
+    if (d->nvml_seen_us + 2000000ull < now) d->nvml_seen_us = now - 1000000ull;
     unsigned n = CC_SAMPLES_MAX;
     __atomic_fetch_add(&d->line->nvml_calls, 1, __ATOMIC_RELAXED);
     nvmlReturn_t r = proc_util(d->nvml, buf, &n, d->nvml_seen_us);
