@@ -166,3 +166,15 @@ set_property(TEST compute.twocont APPEND PROPERTY ENVIRONMENT
 # Alone on the machine: four saturating processes on 2 cores next to other
 # tests change who gets the device.
 set_tests_properties(compute.twocont PROPERTIES RUN_SERIAL TRUE)
+
+# Forged counters and stamps in a live region (issue 10, item 4). Control:
+# the clamps removed (CC_TEST_NO_CLAMP in bucket.c and election.c).
+cc_compute_test(compute_forged compute_forged.c)
+add_test(NAME compute.forged COMMAND compute_forged ${CMAKE_BINARY_DIR}/state/compute.forged)
+cc_compute_control(compute_forged_noclamp compute_forged.c CC_TEST_NO_CLAMP
+                   ${CC_CAP_SRC}/bucket.c ${CC_CAP_SRC}/election.c)
+add_test(NAME compute.forged.control COMMAND compute_forged_noclamp
+         ${CMAKE_BINARY_DIR}/state/compute.forged.nc)
+set_tests_properties(compute.forged.control PROPERTIES WILL_FAIL TRUE)
+set_tests_properties(compute.forged compute.forged.control PROPERTIES TIMEOUT 120
+                     LABELS "compute;concurrency")
