@@ -207,3 +207,14 @@ set_tests_properties(compute.idle PROPERTIES LABELS compute)
 set_property(TEST compute.idle APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30")
 cc_preload_control(compute.idle.control compute_idle cudacap_sample_idle CC_TEST_SAMPLE_IDLE
                    "CUDACAP_SM_LIMIT=30")
+# Forged counters and stamps in a live region (issue 10, item 4). Control:
+# the clamps removed (CC_TEST_NO_CLAMP in bucket.c and election.c).
+cc_compute_test(compute_forged compute_forged.c)
+add_test(NAME compute.forged COMMAND compute_forged ${CMAKE_BINARY_DIR}/state/compute.forged)
+cc_compute_control(compute_forged_noclamp compute_forged.c CC_TEST_NO_CLAMP
+                   ${CC_CAP_SRC}/bucket.c ${CC_CAP_SRC}/election.c)
+add_test(NAME compute.forged.control COMMAND compute_forged_noclamp
+         ${CMAKE_BINARY_DIR}/state/compute.forged.nc)
+set_tests_properties(compute.forged.control PROPERTIES WILL_FAIL TRUE)
+set_tests_properties(compute.forged compute.forged.control PROPERTIES TIMEOUT 120
+                     LABELS "compute;concurrency")

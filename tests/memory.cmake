@@ -1,7 +1,8 @@
 # Memory cap suites (issue 3). Ledger tests link cudacap_core (no CUDA); the
 # negative controls compile the ledger again with a -D that removes one
 # mechanism, and are registered WILL_FAIL: ctest fails if they pass.
-set(CC_ML_SRCS ${CMAKE_SOURCE_DIR}/src/cap/memledger.c ${CMAKE_SOURCE_DIR}/src/region/region.c ${CMAKE_SOURCE_DIR}/src/region/specs.c
+set(CC_ML_SRCS ${CMAKE_SOURCE_DIR}/src/cap/memledger.c ${CMAKE_SOURCE_DIR}/src/region/region.c
+               ${CMAKE_SOURCE_DIR}/src/region/guard.c ${CMAKE_SOURCE_DIR}/src/region/specs.c
                ${CMAKE_SOURCE_DIR}/src/common/log.c)
 function(cc_ledger_test name)
   cc_test_exe(${name} ${ARGN})
@@ -114,3 +115,27 @@ else()
   message(STATUS "mem.graph not registered: src/hook/launch.c does not call cc_mem_graph_launch yet")
 endif()
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/hook/launch.c)
+
+# --- the region's own state under corruption, live processes (issue 10) -----
+# Each mode has a control: the same test on the ledger built with the -D
+# that removes the mechanism (tests/mem_state_faults.c says what each does).
+cc_ledger_test(mem_state_faults mem_state_faults.c)
+target_link_libraries(mem_state_faults PRIVATE cudacap_core)
+foreach(m slots rebuild sigbus files)
+  add_test(NAME mem.state.${m} COMMAND mem_state_faults ${m} ${CMAKE_BINARY_DIR}/state/mem.state.${m})
+endforeach()
+function(cc_state_control mode define)
+  cc_ledger_test(mem_state_faults_${mode} mem_state_faults.c ${CC_ML_SRCS})
+  target_compile_definitions(mem_state_faults_${mode} PRIVATE ${define})
+  target_link_libraries(mem_state_faults_${mode} PRIVATE pthread)
+  add_test(NAME mem.state.${mode}.control
+           COMMAND mem_state_faults_${mode} ${mode} ${CMAKE_BINARY_DIR}/state/mem.state.${mode}.nc)
+  set_tests_properties(mem.state.${mode}.control PROPERTIES WILL_FAIL TRUE)
+endfunction()
+cc_state_control(slots CC_ML_TEST_TRUST_HW)
+cc_state_control(rebuild CC_ML_TEST_NO_REPUBLISH)
+cc_state_control(sigbus CC_TEST_NO_SIGBUS_GUARD)
+cc_state_control(files CC_TEST_NO_FILE_CHECKS)
+set_tests_properties(mem.state.slots mem.state.rebuild mem.state.sigbus mem.state.files
+  mem.state.slots.control mem.state.rebuild.control mem.state.sigbus.control
+  mem.state.files.control PROPERTIES TIMEOUT 60 LABELS concurrency)

@@ -19,7 +19,7 @@
 
 #define CC_MEM_REGION_FILE "memory.region"
 #define CC_MEM_MAGIC 0x4d454d43u /* "CMEM" little endian */
-#define CC_MEM_LAYOUT 1u
+#define CC_MEM_LAYOUT 2u /* 2: generation */
 /* PERMANENT: the file size of every layout, past and future (1 MiB). */
 #define CC_MEM_FILE_SIZE (1u << 20)
 #define CC_MEM_DEVS 16   /* == CC_MAX_DEVICES */
@@ -27,8 +27,20 @@
 #define CC_MEM_UUID_LEN 48
 
 /* Slot owner word: 0 free; a pid (< 2^31): owned by that container pid;
- * CC_MEM_REAPING | pid: being cleaned by the sweeper with that pid. */
+ * CC_MEM_REAPING | pid: being cleaned by the sweeper with that pid, or being
+ * filled by its new owner with that pid (claim, re-publication). Counted in
+ * the sum either way. */
 #define CC_MEM_REAPING 0x80000000u
+
+/* Liveness without the region's content: every attached process holds an
+ * OFD write lock (classic POSIX on old kernels) on the one byte at
+ * CC_MEM_LIVE_BASE + its pid of memory.region, for as long as it is
+ * attached (the kernel drops it at exit, kill -9 included). Beyond the end
+ * of the file: such locks need no data. A slot counts as live only while
+ * its owner holds that byte; a rebuilder finds the live processes there
+ * (docs/memory.md, "Rebuilds"). */
+#define CC_MEM_LIVE_BASE ((uint64_t)CC_MEM_FILE_SIZE)
+#define CC_MEM_LIVE_PIDS (1u << 22) /* pid_max's ceiling on Linux */
 
 typedef struct cc_mem_dev {
     uint64_t key;                 /* 0 free; else hash(uuid)|1, claimed by CAS */
@@ -44,8 +56,10 @@ typedef struct cc_mem_proc {
 
 typedef struct cc_mem_region {
     cc_region_hdr_t hdr;          /* frozen: offsets 0..15 */
-    uint32_t slots_hw;            /* slots ever claimed (+1 of the highest index) */
-    uint32_t pad0;
+    uint32_t slots_hw;            /* slots ever claimed (+1 of the highest index); display
+                                   * only: the sum scans every slot */
+    uint32_t generation;          /* new nonzero value at every (re)build; a futex word:
+                                   * live processes wait on it and re-publish */
     uint64_t pad1[5];             /* the header and hw fill one cache line */
     cc_mem_dev_t dev[CC_MEM_DEVS];
     cc_mem_proc_t proc[CC_MEM_SLOTS];
@@ -57,6 +71,7 @@ typedef struct cc_mem_region {
 
 _Static_assert(offsetof(cc_mem_region_t, hdr) == 0, "memory region: header at 0");
 _Static_assert(offsetof(cc_mem_region_t, slots_hw) == 16, "memory region: slots_hw");
+_Static_assert(offsetof(cc_mem_region_t, generation) == 20, "memory region: generation");
 _Static_assert(offsetof(cc_mem_region_t, dev) == 64, "memory region: dev");
 _Static_assert(sizeof(cc_mem_dev_t) == 64, "memory region: device entry is one cache line");
 _Static_assert(offsetof(cc_mem_dev_t, key) == 0 && offsetof(cc_mem_dev_t, limit) == 8 &&

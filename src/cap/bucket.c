@@ -27,9 +27,69 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* ---- what a value read from the region may be ------------------------------
+ * Every field of the shared line is clamped to what this code could have
+ * written before it is used (the file is shared with every process of the
+ * container and with anything that can write the folder: issue 10, item 4):
+ *  share   [ceiling / 20, 8 x ceiling]: the controller keeps it within
+ *          nominal / 16 .. 8 x nominal, and ceiling = capacity = 1.25 x
+ *          nominal; never 0, so the drip always pays something;
+ *  tokens  [-(CC_BUCKET_MAX_COST + 4 periods' ceiling), max(capacity,
+ *          share)]: one admission deducts at most CC_BUCKET_MAX_COST from a
+ *          positive bucket, the cost model's debt is bounded at 3 periods,
+ *          and accrual never fills past that ceiling. A forged debt is then
+ *          repaid in at most (10 s + 4 periods) / share: bounded, and the
+ *          same wait a 10 s kernel would legitimately cause;
+ *  stamps  a stamp more than a period in the future is "now" (the CAS
+ *          moves it back; processes' clock reads may legitimately differ
+ *          by less).
+ * CC_TEST_NO_CLAMP (tests/compute.cmake) removes these: the control of
+ * compute.forged. */
+__attribute__((unused)) static int64_t ceiling_of(const cc_drip_t *d)
+{
+    return d->capacity > 0 ? d->capacity : (int64_t)(CC_PERIOD_NS / 10);
+}
+
+int64_t cc_drip_share(const cc_drip_t *d)
+{
+    int64_t s = __atomic_load_n(d->share, __ATOMIC_RELAXED);
+#ifndef CC_TEST_NO_CLAMP
+    int64_t c = ceiling_of(d), lo = c / 20 > 0 ? c / 20 : 1, hi = 8 * c;
+    if (s < lo) s = lo;
+    if (s > hi) s = hi;
+#endif
+    return s;
+}
+
+void cc_bucket_sanitize(int64_t *b, const cc_drip_t *d)
+{
+#ifdef CC_TEST_NO_CLAMP
+    (void)b, (void)d;
+#else
+    int64_t c = ceiling_of(d), share = cc_drip_share(d);
+    int64_t hi = c > share ? c : share;
+    int64_t lo = -(CC_BUCKET_MAX_COST + 4 * hi);
+    int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
+    /* A CAS from the value read: a deduction made meanwhile is never lost
+     * (it fails the CAS and we look again). Nothing written when in range. */
+    while (cur < lo || cur > hi) {
+        int64_t next = cur < lo ? lo : hi;
+        if (__atomic_compare_exchange_n(b, &cur, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;
+    }
+#endif
+}
+
 int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_step, int64_t share)
 {
+    cc_bucket_sanitize(b, d);
     uint64_t last = __atomic_load_n(d->accrued_ns, __ATOMIC_RELAXED);
+#ifndef CC_TEST_NO_CLAMP
+    if (last > now && last - now > CC_PERIOD_NS) { /* in the future: it is now */
+        __atomic_compare_exchange_n(d->accrued_ns, &last, now, 0, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED);
+        return 0;
+    }
+#endif
     if (last != 0 && (now < last || now - last < min_step)) return 0;
     /* Strong CAS: the winner alone pays [last, now); a loser's interval is
      * the winner's, so nothing is paid twice and nothing is lost. Relaxed:
@@ -40,7 +100,13 @@ int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_s
     if (last == 0) return 0;
     uint64_t dt = now - last;
     if (dt > 10 * CC_PERIOD_NS) dt = 10 * CC_PERIOD_NS;
-    if (share < 0) share = __atomic_load_n(d->share, __ATOMIC_RELAXED);
+    if (share < 0) share = cc_drip_share(d);
+#ifndef CC_TEST_NO_CLAMP
+    else { /* the caller's copy of the line's share: clamped the same way */
+        int64_t c = ceiling_of(d);
+        if (share > 8 * c) share = 8 * c;
+    }
+#endif
     int64_t add = (int64_t)((double)share * (double)dt / (double)CC_PERIOD_NS);
     if (add <= 0) return 0;
     /* Ceiling: capacity, or one period's share when that is larger (a share
@@ -70,7 +136,7 @@ int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_s
  * switching between processes' contexts costs device time. */
 static uint64_t drip_step(const cc_drip_t *d, int64_t cost)
 {
-    int64_t share = __atomic_load_n(d->share, __ATOMIC_RELAXED);
+    int64_t share = cc_drip_share(d);
     if (share <= 0) return CC_PERIOD_NS;
     int64_t lump = cost * CC_DRIP_LUMP, least = share / 4;
     if (least > CC_DRIP_LUMP_MIN_NS) least = CC_DRIP_LUMP_MIN_NS;
@@ -91,9 +157,7 @@ uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_
     uint64_t step = drip ? drip_step(drip, cost) : 0;
     if (drip && cc_drip_pay(b, drip, t0, step, -1) && cc_bucket_try_take(b, cost))
         return mono_ns() - t0;
-    int64_t rate_ns_per_s =
-        drip ? __atomic_load_n(drip->share, __ATOMIC_RELAXED) * (int64_t)(1000000000ull / CC_PERIOD_NS)
-             : 0;
+    int64_t rate_ns_per_s = drip ? cc_drip_share(drip) * (int64_t)(1000000000ull / CC_PERIOD_NS) : 0;
     /* Only store when clear: a line every waiter writes every wake would
      * bounce between processes for nothing. */
     if (throttled && !__atomic_load_n(throttled, __ATOMIC_RELAXED))
@@ -105,7 +169,7 @@ uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_
          * keep equal waiters equally likely to win the next tokens). */
         int64_t ns = 5000000;
         if (rate_ns_per_s > 0 && cur <= 0) {
-            double need = (double)(1 - cur) * 1e9 / (double)rate_ns_per_s;
+            double need = (1.0 - (double)cur) * 1e9 / (double)rate_ns_per_s;
             ns = need > 5e6 ? 5000000 : need < 2e5 ? 200000 : (int64_t)need;
         }
         /* Jitter (x0.5..1.5): equal waiters must not keep the same phase

@@ -115,6 +115,13 @@ typedef struct cc_drip {
  * Returns the tokens added. */
 int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_step, int64_t share);
 
+/* The line's share as this code could have written it (bucket.c says
+ * which bounds), and the bucket brought back into what it could have held
+ * (a CAS from the value read; nothing written when in range). Run by every
+ * payment, so a forged value lasts at most until the next one. */
+int64_t cc_drip_share(const cc_drip_t *d);
+void cc_bucket_sanitize(int64_t *b, const cc_drip_t *d);
+
 /* Blocking admission: waits (sleeping, never spinning hot) until the bucket
  * admits, paying the drip in while it waits (drip may be NULL: then only
  * others refill). *throttled is set (once per wait) so the controller knows

@@ -35,6 +35,10 @@ int cc_compute_claim_device(cc_compute_region_t *r, const char *uuid, int64_t no
 {
     size_t n = strlen(uuid);
     if (n == 0 || n >= CC_COMPUTE_UUID_LEN) return -1;
+    /* Waits for lines being claimed share one bound (100 ms): a table of
+     * lines stuck at "being claimed" (killed claimers, random bytes) costs
+     * that once, not 100 ms a line. */
+    int budget = 1000;
     for (int pass = 0; pass < 2; pass++) {
         for (unsigned i = 0; i < CC_COMPUTE_DEVICES; i++) {
             cc_compute_uuid_t *u = &r->uuid[i];
@@ -54,7 +58,7 @@ int cc_compute_claim_device(cc_compute_region_t *r, const char *uuid, int64_t no
             /* Being claimed: the claimer only copies 44 bytes and 64 more;
              * wait a little (bounded: a claimer killed mid-claim leaves the
              * slot at 1 for good, and we must not hang on it). */
-            for (int k = 0; st == 1 && k < 1000; k++) {
+            for (; st == 1 && budget > 0; budget--) {
                 struct timespec ts = {0, 100000};
                 nanosleep(&ts, NULL);
                 st = __atomic_load_n(&u->state, __ATOMIC_ACQUIRE);

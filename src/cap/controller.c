@@ -103,6 +103,12 @@ cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
                              cc_ctrl_output_t *out)
 {
     memset(out, 0, sizeof *out);
+    /* The state comes from the shared line: clamp it to what this function
+     * could have returned (issue 10, item 4; share is clamped below). */
+    if (st.md_cooldown > CC_CTRL_AIMD_COOLDOWN) st.md_cooldown = CC_CTRL_AIMD_COOLDOWN;
+    if (st.excl_streak > CC_CTRL_EXCL_ENTER) st.excl_streak = CC_CTRL_EXCL_ENTER;
+    st.excl_debounced = st.excl_debounced != 0;
+    st.lost_excl_pending = st.lost_excl_pending != 0;
     st.up_limit_pm = in->cap_pm;
     if (in->nominal <= 0) return st;
     if (st.share <= 0) st.share = in->nominal;

@@ -22,6 +22,10 @@ uint64_t cc_owner_cadence_ns(const cc_compute_dev_t *d, uint64_t nominal_ns)
 int cc_sample_stale(const cc_compute_dev_t *d, uint64_t now, uint64_t nominal_ns)
 {
     uint64_t at = __atomic_load_n(&d->sample_ns, __ATOMIC_ACQUIRE);
+#ifndef CC_TEST_NO_CLAMP
+    /* From the future (a forged stamp): not a sample anybody took. */
+    if (at > now && at - now > nominal_ns) return 1;
+#endif
     return at == 0 || now > at + 3 * cc_owner_cadence_ns(d, nominal_ns);
 }
 
@@ -36,6 +40,15 @@ uint64_t cc_refill_threshold(const cc_compute_dev_t *d, int owner_or_nolock, uin
 int cc_refill_try(cc_compute_dev_t *d, uint64_t now, uint64_t threshold, uint64_t *elapsed)
 {
     uint64_t last = __atomic_load_n(&d->refill_ns, __ATOMIC_ACQUIRE);
+#ifndef CC_TEST_NO_CLAMP
+    /* A stamp in the future (forged, or random bytes) would park the
+     * refills until that time: it is "now", and the next period refills. */
+    if (last > now && last - now > CC_PERIOD_NS) {
+        __atomic_compare_exchange_n(&d->refill_ns, &last, now, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED);
+        return 0;
+    }
+#endif
     if (last != 0 && (now < last || now - last < threshold)) return 0;
 #ifdef CC_TEST_NO_CAS /* negative control: check-then-store, no election; the
                        * pause stands for a preemption between check and store */
@@ -78,7 +91,8 @@ int cc_sample_read(const cc_compute_dev_t *d, uint32_t *user_pm, uint32_t *sys_p
     uint64_t at = __atomic_load_n(&d->sample_ns, __ATOMIC_ACQUIRE);
     uint32_t s = __atomic_load_n(&d->sample, __ATOMIC_RELAXED);
     if (at_ns) *at_ns = at;
-    if (user_pm) *user_pm = s & 0xffff;
-    if (sys_pm) *sys_pm = s >> 16;
+    /* Permille: at most 1000, whatever the file says. */
+    if (user_pm) *user_pm = (s & 0xffff) > 1000 ? 1000 : s & 0xffff;
+    if (sys_pm) *sys_pm = (s >> 16) > 1000 ? 1000 : s >> 16;
     return at != 0;
 }

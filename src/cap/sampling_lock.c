@@ -19,9 +19,10 @@ int cc_slock_open(cc_slock_t *l, const char *dir)
                 CC_SAMPLING_LOCK_FILE);
         return -1;
     }
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    const char *why = NULL;
+    int fd = cc_state_open(path, O_RDWR | O_CREAT, 0600, &why);
     if (fd < 0) {
-        cc_warn("%s: cannot open (%s); every process samples NVML by election", path,
+        cc_warn("%s: %s (%s); every process samples NVML by election", path, why,
                 strerror(errno));
         return -1;
     }

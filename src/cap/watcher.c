@@ -278,6 +278,13 @@ static void *run(void *arg)
     pthread_setname_np(pthread_self(), "cudacap-watch");
     sigset_t all;
     sigfillset(&all);
+    /* Not the synchronous ones: a SIGBUS raised while blocked kills the
+     * process outright, and the region guard (region/guard.c) must get the
+     * fault of a truncated compute.region read on this thread. */
+    sigdelset(&all, SIGBUS);
+    sigdelset(&all, SIGSEGV);
+    sigdelset(&all, SIGFPE);
+    sigdelset(&all, SIGILL);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     uint64_t next = mono_ns();
     unsigned tries = 0;

@@ -260,7 +260,7 @@ static int open_lock(const char *dir, struct stat *st)
 {
     char p[1024], why[1280];
     snprintf(p, sizeof p, "%s/%s", dir, CC_SAMPLING_LOCK_FILE);
-    return cc_state_open(p, st, why, sizeof why); /* not a plain file: owner unknown */
+    return cc_peek_open(p, st, why, sizeof why); /* not a plain file: owner unknown */
 }
 
 static void read_sm(const char *dir, struct snap *s)

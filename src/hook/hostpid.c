@@ -182,7 +182,11 @@ static void ident_begin(struct ident *c, CUdevice dev)
      * in some other folder. */
     if (cc_cfg.state_dir[0]) {
         cc_region_ensure_dir(cc_cfg.state_dir);
-        c->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+        const char *why = NULL;
+        c->fd = cc_state_open(path, O_RDWR | O_CREAT, 0666, &why);
+        if (c->fd < 0)
+            cc_log_once(CC_LOG_WARN, "%s: %s (%s); processes starting together may not resolve "
+                                     "their host pids", path, why, strerror(errno));
     }
 #ifdef CC_TEST_NO_ID_LOCK /* negative control of compute.hostpid.join: no turns */
     if (c->fd >= 0) close(c->fd);

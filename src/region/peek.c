@@ -16,7 +16,7 @@ static const char *kind_of(mode_t m)
          : S_ISLNK(m) ? "a symbolic link" : "not a plain file";
 }
 
-int cc_state_open(const char *path, struct stat *st, char *why, size_t len)
+int cc_peek_open(const char *path, struct stat *st, char *why, size_t len)
 {
 #ifdef CLI_TEST_BLOCKING_OPEN /* negative control: a FIFO blocks the open */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -105,7 +105,7 @@ void *cc_region_peek(const char *dir, const struct cc_region_spec *spec, struct 
         return NULL;
     }
     struct stat st;
-    int fd = cc_state_open(path, &st, res->why, sizeof res->why);
+    int fd = cc_peek_open(path, &st, res->why, sizeof res->why);
     if (fd < 0) {
         if (errno == ENOENT) res->state = CC_PEEK_ABSENT;
         return NULL;

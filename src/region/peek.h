@@ -15,7 +15,7 @@
  * O_CLOEXEC) and fstats it into *st; refuses anything but a regular file
  * with one link. Returns the descriptor, or -1 with errno (ENOENT: absent)
  * and, unless ENOENT, a reason naming path in why. */
-int cc_state_open(const char *path, struct stat *st, char *why, size_t len);
+int cc_peek_open(const char *path, struct stat *st, char *why, size_t len);
 
 enum {
     CC_PEEK_OK = 0,

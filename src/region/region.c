@@ -10,29 +10,47 @@
 
 #include "common/log.h"
 
+static void fill_lock(struct flock *fl, short type, off_t start, off_t len)
+{
+    memset(fl, 0, sizeof *fl);
+    fl->l_type = type;
+    fl->l_whence = SEEK_SET;
+    fl->l_start = start;
+    fl->l_len = len;
+}
+
 int cc_lock_range(int fd, off_t start, off_t len, short type, int wait)
 {
     struct flock fl;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = start;
-    fl.l_len = len;
+    fill_lock(&fl, type, start, len);
     int r;
 #ifdef F_OFD_SETLK
     do r = fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
     while (r < 0 && errno == EINTR);
     if (r == 0 || errno != EINVAL) return r;
     /* EINVAL: a kernel without OFD locks (before 3.15). */
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = type;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = start;
-    fl.l_len = len;
+    fill_lock(&fl, type, start, len);
 #endif
     do r = fcntl(fd, wait ? F_SETLKW : F_SETLK, &fl);
     while (r < 0 && errno == EINTR);
     return r;
+}
+
+int cc_lock_query(int fd, off_t start, off_t len, off_t *at, off_t *n)
+{
+    struct flock fl;
+    fill_lock(&fl, F_WRLCK, start, len);
+    int r = -1;
+#ifdef F_OFD_GETLK
+    r = fcntl(fd, F_OFD_GETLK, &fl);
+    if (r != 0 && errno == EINVAL) fill_lock(&fl, F_WRLCK, start, len); /* no OFD locks */
+#endif
+    if (r != 0) r = fcntl(fd, F_GETLK, &fl);
+    if (r != 0) return -1;
+    if (fl.l_type == F_UNLCK) return 0;
+    if (at) *at = fl.l_start;
+    if (n) *n = fl.l_len ? fl.l_len : 1;
+    return 1;
 }
 
 int cc_region_valid(const void *base, const struct cc_region_spec *spec)
@@ -66,12 +84,59 @@ static void rebuild(void *base, const struct cc_region_spec *spec)
     __atomic_store_n(&h->magic, spec->magic, __ATOMIC_RELEASE);
 }
 
-void *cc_region_open(const char *dir, const struct cc_region_spec *spec)
+int cc_state_open(const char *path, int flags, mode_t mode, const char **why)
+{
+    /* O_NOFOLLOW: a symbolic link planted in the folder cannot redirect us.
+     * O_NONBLOCK: a FIFO put in place of the file cannot block the open (it
+     * is refused below; on a regular file the flag changes nothing). */
+    int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
+    if (fd < 0) {
+        *why = errno == ELOOP ? "is a symbolic link" : errno == EISDIR ? "is a directory"
+                                                                       : "cannot open";
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        *why = "cannot stat";
+        goto refuse;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        *why = "not a regular file";
+        errno = EINVAL;
+        goto refuse;
+    }
+#ifndef CC_TEST_NO_FILE_CHECKS /* negative control of mem.region.files */
+    /* A second name for the file (a hard link from elsewhere): writing it
+     * would write that other file too. O_NOFOLLOW does not see hard links. */
+    if (st.st_nlink != 1) {
+        *why = "has more than one name (hard link)";
+        errno = EMLINK;
+        goto refuse;
+    }
+    /* Someone else's file: not ours to rebuild (and not a folder of ours). */
+    if (st.st_uid != geteuid()) {
+        *why = "belongs to another user";
+        errno = EPERM;
+        goto refuse;
+    }
+#endif
+    return fd;
+refuse: {
+    int e = errno;
+    close(fd);
+    errno = e;
+}
+    return -1;
+}
+
+void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
+                        struct cc_region_opts *o)
 {
     char path[1024];
     void *base = NULL;
     const char *why = NULL;
-    int fd = -1, locked = 0;
+    int fd = -1, locked = 0, mapped = 0;
+    if (o) o->fd = -1, o->rebuilt = 0;
     if (spec->region_size > spec->file_size || spec->file_size < sizeof(cc_region_hdr_t)) {
         why = "layout larger than its file (internal error)";
         errno = EINVAL;
@@ -86,17 +151,19 @@ void *cc_region_open(const char *dir, const struct cc_region_spec *spec)
         why = "cannot create the state folder";
         goto fail;
     }
-    /* One unconditional open: no exists-then-create window. O_NOFOLLOW: a
-     * link planted in the folder cannot redirect us. */
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) {
-        why = "cannot open";
-        goto fail;
-    }
+    /* One unconditional open: no exists-then-create window. */
+    fd = cc_state_open(path, O_RDWR | O_CREAT, 0600, &why);
+    if (fd < 0) goto fail;
     /* Blocking: a late process sleeps while the first one builds. The holder
-     * only truncates and fills a small file; if it dies the kernel releases
-     * the lock and we rebuild (idempotent). */
-    if (cc_lock_range(fd, 0, 1, F_WRLCK, 1) != 0) {
+     * truncates and fills a small file, and waits a bounded time for live
+     * processes to re-publish after a rebuild (memledger.c); if it dies the
+     * kernel releases the lock and we rebuild (idempotent). */
+    if (cc_lock_range(fd, 0, 1, F_WRLCK, !(o && o->try_lock)) != 0) {
+        if (o && o->try_lock && (errno == EAGAIN || errno == EACCES)) {
+            close(fd);
+            errno = EAGAIN;
+            return NULL; /* busy: the caller tries again later, no warning */
+        }
         why = "cannot lock";
         goto fail;
     }
@@ -104,11 +171,6 @@ void *cc_region_open(const char *dir, const struct cc_region_spec *spec)
     struct stat st;
     if (fstat(fd, &st) != 0) {
         why = "cannot stat";
-        goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        why = "not a regular file";
-        errno = EINVAL;
         goto fail;
     }
     int resized = 0;
@@ -119,17 +181,29 @@ void *cc_region_open(const char *dir, const struct cc_region_spec *spec)
         }
         resized = 1;
     }
-    base = mmap(NULL, spec->file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int mflags = MAP_SHARED | (o && o->fixed ? MAP_FIXED : 0);
+    base = mmap(o ? o->fixed : NULL, spec->file_size, PROT_READ | PROT_WRITE, mflags, fd, 0);
     if (base == MAP_FAILED) {
         base = NULL;
         why = "cannot map";
         goto fail;
     }
+    mapped = 1;
+    /* From here a truncation by anyone faults into the guard, not a kill. */
+    cc_region_guard(base, spec->file_size, spec->file);
+    cc_region_unfault(base);
     if (resized || !cc_region_valid(base, spec)) {
         if (st.st_size != 0)
             cc_info("%s: %s; rebuilding it in place", path,
                     resized ? "wrong size" : "header of another layout or a torn build");
         rebuild(base, spec);
+        if (o) o->rebuilt = 1;
+    }
+    if (o && o->keep_fd) {
+        o->fd = fd; /* init lock still held: cc_region_unlock_init */
+        o->dev = st.st_dev;
+        o->ino = st.st_ino;
+        return base;
     }
     cc_lock_range(fd, 0, 1, F_UNLCK, 0);
     close(fd);
@@ -137,15 +211,24 @@ void *cc_region_open(const char *dir, const struct cc_region_spec *spec)
 fail:
     {
         int e = errno;
-        if (base) munmap(base, spec->file_size);
+        /* A mapping at a fixed address stays (it was the caller's). */
+        if (mapped && !(o && o->fixed)) munmap(base, spec->file_size);
         if (locked) cc_lock_range(fd, 0, 1, F_UNLCK, 0);
         if (fd >= 0) close(fd);
-        cc_warn("%s: %s (%s); this process runs without the container-wide %s", path, why,
-                strerror(e), spec->file);
+        if (!(o && o->quiet))
+            cc_warn("%s: %s (%s); this process runs without the container-wide %s", path, why,
+                    strerror(e), spec->file);
         errno = e;
     }
     return NULL;
 }
+
+void *cc_region_open(const char *dir, const struct cc_region_spec *spec)
+{
+    return cc_region_open_ex(dir, spec, NULL);
+}
+
+void cc_region_unlock_init(int fd) { cc_lock_range(fd, 0, 1, F_UNLCK, 0); }
 
 void cc_region_close(const void *base, const struct cc_region_spec *spec)
 {

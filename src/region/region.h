@@ -32,6 +32,39 @@ void *cc_region_open(const char *dir, const struct cc_region_spec *spec);
 
 /* Observers (cudacap status) read the files through region/peek.h. */
 
+/* cc_region_open with options (memledger.c). */
+struct cc_region_opts {
+    void *fixed;  /* map over this address (MAP_FIXED): our own earlier mapping of the file */
+    int keep_fd;  /* return with the descriptor open and the init lock still held */
+    int try_lock; /* do not wait for the init lock: NULL, errno EAGAIN, no warning if busy */
+    int quiet;    /* no warning on failure (the caller says it) */
+    /* out */
+    int fd;       /* keep_fd: the descriptor (init lock held), else -1 */
+    int rebuilt;  /* 1: the file was (re)built by this call */
+    dev_t dev;    /* keep_fd: the file's identity */
+    ino_t ino;
+};
+void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
+                        struct cc_region_opts *o);
+void cc_region_unlock_init(int fd);
+
+/* Opens a state file for the library: O_NOFOLLOW, O_NONBLOCK (a FIFO cannot
+ * block us), O_CLOEXEC, then refuses anything but a regular file with one
+ * name (no hard link) owned by our effective uid. Returns the descriptor, or
+ * -1 with errno and *why (for the caller's one warning). */
+int cc_state_open(const char *path, int flags, mode_t mode, const char **why);
+
+/* The SIGBUS guard (guard.c): a fault inside a registered mapping (its file
+ * truncated under us) maps anonymous zeroed memory over the whole mapping
+ * and resumes; every other SIGBUS goes to the previous handler, or kills as
+ * it would have. Installed with the first registration. */
+void cc_region_guard(void *base, size_t size, const char *name);
+/* 1 when the guard replaced the mapping at base (warns once, from here). */
+int cc_region_faulted(const void *base);
+void cc_region_unfault(const void *base); /* the file is mapped there again */
+/* 1 when any guarded mapping has faulted (warns once for each). */
+int cc_region_faults_pending(void);
+
 void cc_region_close(const void *base, const struct cc_region_spec *spec);
 
 /* True when the header at base matches the spec (acquire on magic). */
@@ -43,6 +76,12 @@ int cc_region_valid(const void *base, const struct cc_region_spec *spec);
  * F_WRLCK, F_RDLCK or F_UNLCK. Returns 0, or -1 with errno (EAGAIN/EACCES:
  * held elsewhere, when wait is 0). */
 int cc_lock_range(int fd, off_t start, off_t len, short type, int wait);
+
+/* Whether another open file description (OFD locks) or process (classic)
+ * holds a lock that conflicts with a write lock on [start, start+len): 1
+ * with the first such lock's start and length in *at / *n, 0 when none, -1
+ * on error. Takes nothing. */
+int cc_lock_query(int fd, off_t start, off_t len, off_t *at, off_t *n);
 
 /* The state folder: made (0700, one level) when missing. 0, or -1 with errno. */
 int cc_region_ensure_dir(const char *dir);
