@@ -237,10 +237,12 @@ void cc_cost_poll(int max)
      * thing relaxed mode still forbids. No exchange (a pre-10.1 driver):
      * no polling while a capture may run. */
     CUstreamCaptureMode saved;
+    int relaxed = 0;
 #ifdef CC_TEST_NO_RELAXED /* negative control: poll in the thread's own mode */
     (void)saved;
 #else
-    if (cc_capture_relaxed_enter(&saved) != 0 && cc_capture_live()) {
+    relaxed = cc_capture_relaxed_enter(&saved) == 0;
+    if (!relaxed && cc_capture_live()) {
         pthread_mutex_unlock(&mu);
         return;
     }
@@ -261,9 +263,9 @@ void cc_cost_poll(int max)
         p->probe = NULL;
         __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
     }
-#ifndef CC_TEST_NO_RELAXED
-    cc_capture_relaxed_leave(&saved);
-#endif
+    /* Only an exchange that happened is undone: restoring after a failed
+     * one would leave the thread relaxed for good. */
+    if (relaxed) cc_capture_relaxed_leave(&saved);
     pthread_mutex_unlock(&mu);
 }
 
