@@ -117,11 +117,22 @@ uint32_t sim_ndev(void)
     return s ? s->ndev : 0;
 }
 
+/* Timed, in a loop: a robust futex can lose its wake-up when a holder is
+ * SIGKILLed between storing 0 and FUTEX_WAKE, or a woken waiter is killed
+ * before it takes the lock; the word is then free (or owner-died) and a plain
+ * lock sleeps forever (seen once in ~100 mem.preload.kill_storm runs). Each
+ * timeout retries the word, so such a loss costs at most 20 ms. */
 void sim_lock(struct sim_shared *s)
 {
-    int r = pthread_mutex_lock(&s->lock);
-    if (r == EOWNERDEAD)
-        pthread_mutex_consistent(&s->lock);
+    for (;;) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        t.tv_nsec += 20 * 1000 * 1000;
+        if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+        int r = pthread_mutex_timedlock(&s->lock, &t);
+        if (r == EOWNERDEAD) pthread_mutex_consistent(&s->lock);
+        if (r != ETIMEDOUT) return;
+    }
 }
 
 void sim_unlock(struct sim_shared *s)
