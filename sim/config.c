@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 static struct sim_config g_cfg;
@@ -45,6 +46,11 @@ static void load(void)
     g_cfg.sms = (uint32_t)(sms < 1 ? 1 : sms);
     g_cfg.mem = sim_parse_size(getenv("CUDACAP_SIM_MEM"), 80ull << 30);
     g_cfg.ctx_mem = sim_parse_size(getenv("CUDACAP_SIM_CTX_MEM"), 256ull << 20);
+    for (int i = 0; i < SIM_MAX_DEV; i++) { /* CUDACAP_SIM_CTX_MEM_<i>: one device's */
+        char name[40];
+        snprintf(name, sizeof name, "CUDACAP_SIM_CTX_MEM_%d", i);
+        g_cfg.ctx_mem_dev[i] = sim_parse_size(getenv(name), g_cfg.ctx_mem);
+    }
     long w = env_long("CUDACAP_SIM_UTIL_WINDOW_MS", 1000);
     g_cfg.util_window_ns = (uint64_t)(w < 1 ? 1 : w) * 1000000ull;
     g_cfg.pid_offset = env_long("CUDACAP_SIM_PID_OFFSET", 0);

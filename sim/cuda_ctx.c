@@ -68,7 +68,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     int created = 0;
     pthread_mutex_lock(&sim_lk);
     if (g_prim_refs[dev] == 0) {
-        if (sim_charge((uint32_t)dev, sim_config()->ctx_mem) != 0) {
+        if (sim_charge((uint32_t)dev, sim_config()->ctx_mem_dev[dev]) != 0) {
             r = CUDA_ERROR_OUT_OF_MEMORY;
         } else {
             sim_ctx_count((uint32_t)dev, 1);
@@ -94,7 +94,7 @@ static void prim_destroy_locked(int dev)
     wait_ctx(&g_prim[dev]);
     g_prim[dev].magic = 0;
     g_prim_refs[dev] = 0;
-    sim_uncharge((uint32_t)dev, sim_config()->ctx_mem);
+    sim_uncharge((uint32_t)dev, sim_config()->ctx_mem_dev[dev]);
     sim_ctx_count((uint32_t)dev, -1);
 }
 
@@ -176,7 +176,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
         return CUDA_ERROR_INVALID_DEVICE;
     struct sim_ctx *c = sim_obj_alloc(sizeof *c);
     struct sim_stream *ns = sim_obj_alloc(sizeof *ns);
-    if (!c || !ns || sim_charge((uint32_t)dev, sim_config()->ctx_mem) != 0) {
+    if (!c || !ns || sim_charge((uint32_t)dev, sim_config()->ctx_mem_dev[dev]) != 0) {
         sim_obj_free(c);
         sim_obj_free(ns);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -227,7 +227,7 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
         }
     c->magic = 0;
     c->legacy->magic = 0;
-    sim_uncharge((uint32_t)c->dev, sim_config()->ctx_mem);
+    sim_uncharge((uint32_t)c->dev, sim_config()->ctx_mem_dev[c->dev]);
     sim_ctx_count((uint32_t)c->dev, -1);
     sim_obj_free(c->legacy);
     sim_obj_free(c);

@@ -83,16 +83,27 @@ static uint64_t nvml_used(const pid_t *pids, int n)
     return s;
 }
 
-static void cuda_up(void)
+/* A context on device 0. A full container refuses a new context with
+ * CUDA_ERROR_OUT_OF_MEMORY (context admission): with until_stop, retried
+ * every 5 ms until it fits or the storm ends (then 1: no context). */
+static int cuda_up_or_wait(int until_stop)
 {
     CUdevice dev;
     CUcontext ctx;
-    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
-        cuCtxSetCurrent(ctx)) {
-        fprintf(stderr, "pid %d: CUDA setup failed\n", (int)getpid());
+    CUresult r = cuInit(0);
+    if (!r) r = cuDeviceGet(&dev, 0);
+    while (!r && (r = cuDevicePrimaryCtxRetain(&ctx, dev)) == CUDA_ERROR_OUT_OF_MEMORY &&
+           until_stop && !__atomic_load_n(&S->stop, __ATOMIC_ACQUIRE))
+        usleep(5000);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY && until_stop) return 1;
+    if (r || cuCtxSetCurrent(ctx)) {
+        fprintf(stderr, "pid %d: CUDA setup failed (%d)\n", (int)getpid(), (int)r);
         _exit(3);
     }
+    return 0;
 }
+
+static void cuda_up(void) { cuda_up_or_wait(0); }
 
 static uint64_t container_used(void)
 {
@@ -204,7 +215,11 @@ static pid_t g_kids[MAXKIDS];
 
 static void storm_child(int id)
 {
-    cuda_up();
+    if (cuda_up_or_wait(1)) { /* the storm ended before a context fitted: holds nothing */
+        __atomic_store_n(&S->ready[id], 1, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&S->go, __ATOMIC_ACQUIRE) != 3) usleep(1000);
+        _exit(0);
+    }
     container_used();
     CUstream st;
     if (cuStreamCreate(&st, 0) != CUDA_SUCCESS) _exit(3);
@@ -232,11 +247,11 @@ static void storm_child(int id)
      * pools and context overhead (the ledger is exact at queries). */
     cuStreamSynchronize(st);
     container_used();
-    __atomic_store_n(&S->ready[id], 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&S->ready[id], 2, __ATOMIC_RELEASE); /* 2: with a context */
+    spin_until(&S->go);
     if (__atomic_load_n(&S->measure, __ATOMIC_ACQUIRE) - 1 == id) {
         /* The measuring survivor: the ledger (cuMemGetInfo, which sweeps dead
          * processes) against the simulator's memory of the survivors. */
-        spin_until(&S->go);
         uint64_t t0 = now_ns(), used, truth;
         do {
             truth = nvml_used(S->pids, MAXKIDS);
@@ -273,23 +288,33 @@ static int storm(void)
             next++;
         }
     }
-    int measurer = -1, alive = 0;
+    __atomic_store_n(&S->stop, 1, __ATOMIC_RELEASE);
+    int measurer = -1, alive = 0, late = 0;
     for (int i = 0; i < next; i++)
         if (g_kids[i]) {
+            spin_until(&S->ready[i]);
             alive++;
-            if (measurer < 0) measurer = i;
+            if (__atomic_load_n(&S->ready[i], __ATOMIC_ACQUIRE) != 2) late++;
+            else if (measurer < 0) measurer = i;
         }
+    if (measurer < 0) { /* the dead keep the container full (the no-sweep control) */
+        fprintf(stderr, "kill: no survivor holds a context\n");
+        __atomic_store_n(&S->go, 3, __ATOMIC_RELEASE);
+        for (int i = 0; i < next; i++)
+            if (g_kids[i]) waitpid(g_kids[i], NULL, 0);
+        return 1;
+    }
     __atomic_store_n(&S->measure, measurer + 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&S->stop, 1, __ATOMIC_RELEASE);
-    for (int i = 0; i < next; i++)
-        if (g_kids[i]) spin_until(&S->ready[i]);
     __atomic_store_n(&S->go, 1, __ATOMIC_RELEASE);
     while (__atomic_load_n(&S->go, __ATOMIC_ACQUIRE) != 2) usleep(1000);
-    printf("kill: %d kills, %d survivors; survivors hold %llu MiB (simulator), ledger %llu MiB "
-           "after %.1f ms\n", kills, alive, (unsigned long long)(S->truth / MIB),
+    printf("kill: %d kills, %d survivors (%d refused a context until the end); survivors hold %llu MiB (simulator), ledger %llu MiB "
+           "after %.1f ms\n", kills, alive, late, (unsigned long long)(S->truth / MIB),
            (unsigned long long)(S->ledger / MIB), S->settle_ms);
     CHECK(S->ledger == S->truth, "ledger %llu != survivors' %llu after 1 s",
           (unsigned long long)S->ledger, (unsigned long long)S->truth);
+    uint64_t cap = env_size("CUDACAP_MEM_LIMIT");
+    CHECK(S->truth <= cap, "survivors hold %llu MiB under a %llu MiB cap (contexts are admitted)",
+          (unsigned long long)(S->truth / MIB), (unsigned long long)(cap / MIB));
     CHECK(S->errors == 0, "%d calls failed with something other than OOM", S->errors);
     __atomic_store_n(&S->go, 3, __ATOMIC_RELEASE);
     for (int i = 0; i < next; i++)

@@ -139,3 +139,30 @@ cc_state_control(files CC_TEST_NO_FILE_CHECKS)
 set_tests_properties(mem.state.slots mem.state.rebuild mem.state.sigbus mem.state.files
   mem.state.slots.control mem.state.rebuild.control mem.state.sigbus.control
   mem.state.files.control PROPERTIES TIMEOUT 60 LABELS concurrency)
+
+# Context admission (tests/mem_ctx.c); controls: one library, the mechanism
+# chosen at run time by CC_TEST_CTX_CONTROL.
+cc_memory_control_lib(cudacap_ml_ctxcontrol CC_TEST_CTX_CONTROL)
+cc_sim_client(mem_ctx mem_ctx.c)
+set(MEM_CTX_ENV CUDACAP_MEM_LIMIT=2g CUDACAP_SIM_MEM=8g CUDACAP_SIM_CTX_MEM=256m)
+set(MEM_LEARN_ENV CUDACAP_MEM_LIMIT=1g CUDACAP_SIM_MEM=8g CUDACAP_SIM_DEVICES=2
+    CUDACAP_SIM_CTX_MEM_0=64m CUDACAP_SIM_CTX_MEM_1=32m)
+function(cc_mem_ctx_test name mode control)
+  add_test(NAME ${name} COMMAND mem_ctx ${mode})
+  cc_preload_env(env ${name} ${ARGN})
+  if(control)
+    add_dependencies(mem_ctx cudacap_ml_ctxcontrol)
+    string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so"
+           "${CUDACAP_TEST_DIR}/cudacap_ml_ctxcontrol/libcudacap.so" pre "${CUDACAP_PRELOAD}")
+    list(FILTER env EXCLUDE REGEX "^LD_PRELOAD=")
+    list(APPEND env "LD_PRELOAD=${pre}" "CC_TEST_CTX_CONTROL=${control}")
+    set_tests_properties(${name} PROPERTIES WILL_FAIL TRUE)
+  endif()
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}" TIMEOUT 60 LABELS concurrency)
+endfunction()
+cc_mem_ctx_test(mem.ctx.late late "" ${MEM_CTX_ENV})
+cc_mem_ctx_test(mem.ctx.late.control late noadmit ${MEM_CTX_ENV})
+cc_mem_ctx_test(mem.ctx.fork fork "" ${MEM_CTX_ENV})
+cc_mem_ctx_test(mem.ctx.fork.control fork noadmit ${MEM_CTX_ENV})
+cc_mem_ctx_test(mem.ctx.learn learn "" ${MEM_LEARN_ENV})
+cc_mem_ctx_test(mem.ctx.learn.control learn nolearn ${MEM_LEARN_ENV})

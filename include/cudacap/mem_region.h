@@ -67,6 +67,9 @@ typedef struct cc_mem_region {
      * live slots reads consecutive cache lines. */
     uint64_t used[CC_MEM_DEVS][CC_MEM_SLOTS];     /* bytes this process allocated */
     uint64_t overhead[CC_MEM_DEVS][CC_MEM_SLOTS]; /* context/library bytes */
+    /* Appended in layout 2 without a bump: old files hold 0 there, which
+     * reads "not learned yet" (and an older library ignores it). */
+    uint64_t ctx_size[CC_MEM_DEVS]; /* one context's bytes, as last measured; 0 unknown */
 } cc_mem_region_t;
 
 _Static_assert(offsetof(cc_mem_region_t, hdr) == 0, "memory region: header at 0");
@@ -84,6 +87,9 @@ _Static_assert(offsetof(cc_mem_region_t, used) % 64 == 0, "memory region: used i
 _Static_assert(offsetof(cc_mem_region_t, overhead) ==
                    offsetof(cc_mem_region_t, used) + 8 * CC_MEM_DEVS * CC_MEM_SLOTS,
                "memory region: overhead");
+_Static_assert(offsetof(cc_mem_region_t, ctx_size) ==
+                   offsetof(cc_mem_region_t, overhead) + 8 * CC_MEM_DEVS * CC_MEM_SLOTS,
+               "memory region: ctx_size");
 _Static_assert(sizeof(cc_mem_region_t) <= CC_MEM_FILE_SIZE, "memory region fits its file");
 
 #endif

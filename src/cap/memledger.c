@@ -829,22 +829,28 @@ static void sub_clamped(uint64_t *p, uint64_t bytes)
     }
 }
 
-int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap)
+/* The cell reserve_in counts in: allocations, or overhead (contexts). */
+static inline uint64_t *cell_of(struct ledger *l, int d, int slot, int ovh)
+{
+    return ovh ? &l->r->overhead[d][slot] : &l->r->used[d][slot];
+}
+
+static inline int reserve_in(int h, uint64_t bytes, uint64_t cap, int ovh)
 {
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
     if (__builtin_expect(!l, 0)) return cap && bytes > cap ? -1 : 0;
     struct bind *b = &g_binds[h];
-    uint64_t *mine = &l->r->used[d][slot];
+    uint64_t *mine = cell_of(l, d, slot, ovh), *mir = ovh ? &b->m_ovh : &b->m_used;
     int swept = 0, checked = 0;
     for (int t = 0;; t++) {
-        __atomic_add_fetch(&b->m_used, bytes, __ATOMIC_SEQ_CST);    /* mirror first */
+        __atomic_add_fetch(mir, bytes, __ATOMIC_SEQ_CST);           /* mirror first */
         __atomic_add_fetch(mine, bytes, __ATOMIC_SEQ_CST);          /* (1) */
         if (!cap) return 0;
         uint64_t total = sum_dev(l, b, d, slot);                   /* (2) */
         if (total <= cap) return 0;                                /* (3) commit */
         __atomic_sub_fetch(mine, bytes, __ATOMIC_SEQ_CST);          /* take back */
-        __atomic_sub_fetch(&b->m_used, bytes, __ATOMIC_SEQ_CST);
+        __atomic_sub_fetch(mir, bytes, __ATOMIC_SEQ_CST);
         if (bytes > cap || t + 1 >= RESERVE_TRIES) return -1;
         uint64_t others = total - bytes; /* includes our own earlier bytes */
         if (!swept) { /* dead processes may hold what we need */
@@ -858,13 +864,49 @@ int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap)
             pthread_mutex_unlock(&g_mu);
             l = ledger_of(h, &d, &slot);
             if (!l) return -1;
-            mine = &l->r->used[d][slot];
+            mine = cell_of(l, d, slot, ovh);
         }
         if (others > cap - bytes) return -1; /* no room even without contention */
         /* Only concurrent attempts were in the way: let them finish. */
         if (t < 2) sched_yield();
         else nanosleep(&(struct timespec){0, 20000L << (t - 2)}, NULL);
     }
+}
+
+int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap) { return reserve_in(h, bytes, cap, 0); }
+
+int cc_ml_reserve_overhead(int h, uint64_t bytes, uint64_t cap)
+{
+    return reserve_in(h, bytes, cap, 1);
+}
+
+void cc_ml_unreserve_overhead(int h, uint64_t bytes)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (!l) return;
+    sub_clamped(&l->r->overhead[d][slot], bytes); /* shared first, mirror after */
+    sub_clamped(&g_binds[h].m_ovh, bytes);
+}
+
+/* A context's size as the container learned it (0: not yet). Untrusted file
+ * content: at most the cap this process applies (a larger value would only
+ * refuse every context). */
+uint64_t cc_ml_ctx_size(int h)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (!l) return 0;
+    uint64_t v = __atomic_load_n(&l->r->ctx_size[d], __ATOMIC_RELAXED);
+    uint64_t cap = g_binds[h].cap;
+    return cap && v > cap ? cap : v;
+}
+
+void cc_ml_set_ctx_size(int h, uint64_t bytes)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (l) __atomic_store_n(&l->r->ctx_size[d], bytes, __ATOMIC_RELAXED);
 }
 
 void cc_ml_charge(int h, uint64_t bytes)

@@ -34,6 +34,16 @@ int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap);
 void cc_ml_charge(int h, uint64_t bytes);
 void cc_ml_release(int h, uint64_t bytes);
 
+/* Context admission: reserves bytes as overhead with the same exact check
+ * (0, or -1 with nothing changed); the unreserve gives a failed creation's
+ * bytes back. Settle with cc_ml_set_overhead once measured. */
+int cc_ml_reserve_overhead(int h, uint64_t bytes, uint64_t cap);
+void cc_ml_unreserve_overhead(int h, uint64_t bytes);
+/* The size of one context on device h as measured by some process of the
+ * container (0: none yet; clamped to the cap), and its publication. */
+uint64_t cc_ml_ctx_size(int h);
+void cc_ml_set_ctx_size(int h, uint64_t bytes);
+
 /* This process's overhead (context, libraries) on device h, absolute. */
 void cc_ml_set_overhead(int h, uint64_t bytes);
 uint64_t cc_ml_overhead(int h);

@@ -28,6 +28,7 @@
 #include "devices.h"
 #include "hook.h"
 #include "hook/process.h"
+#include "memory_acct.h"
 #include "region/region.h"
 
 #define CC_ID_LOCK_FILE "identity.lock"
@@ -162,17 +163,20 @@ static int list(int ordinal, unsigned *pids, unsigned *n)
 }
 
 /* Cost when armed: an open, a lock (waiting at most 2 s for another process
- * of the container creating its context), one NVML call. */
+ * of the container creating its context), one NVML call. The same turn is
+ * taken, without the NVML lists, while the container has not learned the
+ * size of a context on a capped device (memory_ctx.c): the first process
+ * measures it for the others. */
 static void ident_begin(struct ident *c, CUdevice dev)
 {
     c->armed = 0;
     c->fd = -1;
-#ifdef CC_TEST_NSPID_ONLY
-    return;
-#endif
-    if (__builtin_expect(cc_hostpid_known() != 0, 1) || cc_hostpid_nspid() != 0 || !any_cap())
-        return;
     c->ordinal = (int)dev;
+    int id = cc_hostpid_known() == 0 && cc_hostpid_nspid() == 0 && any_cap();
+#ifdef CC_TEST_NSPID_ONLY
+    id = 0;
+#endif
+    if (__builtin_expect(!id, 1) && !cc_mem_ctx_unlearned(dev)) return;
     char path[CC_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/%s", cc_cfg.state_dir, CC_ID_LOCK_FILE);
     /* The folder may not exist yet: the regions are made at the first
@@ -207,7 +211,7 @@ static void ident_begin(struct ident *c, CUdevice dev)
             c->fd = -1;
         }
     }
-    if (list(c->ordinal, c->pid, &c->n) == 0) c->armed = 1;
+    if (id && list(c->ordinal, c->pid, &c->n) == 0) c->armed = 1;
 }
 
 static void ident_end(struct ident *c, CUresult r)
@@ -227,51 +231,48 @@ static void ident_end(struct ident *c, CUresult r)
             }
         if (ncand == 1) record(cand);
     }
+}
+
+static void ident_close(struct ident *c)
+{
     if (c->fd >= 0) close(c->fd); /* drops the lock (OFD and POSIX alike) */
 }
 
+/* Every context-creating wrapper: the turn and the pid diff around the real
+ * call, and the context admitted against the memory cap inside the turn. */
+#define CC_CTX_CREATE(fn, dev, primary, call)                                       \
+    do {                                                                            \
+        cc_enter_cuda(CC_FN_##fn);                                                  \
+        if (!CC_REAL(fn)) return cc_cuda_missing(CC_FN_##fn);                       \
+        struct ident c_;                                                            \
+        struct cc_ctx_adm a_;                                                       \
+        ident_begin(&c_, dev);                                                      \
+        CUresult r_ = cc_mem_ctx_admit(dev, primary, &a_) != 0 ? CUDA_ERROR_OUT_OF_MEMORY \
+                                                               : CC_REAL(fn) call;  \
+        ident_end(&c_, r_);                                                         \
+        cc_mem_ctx_settle(&a_, r_); /* after the pid is known, inside the turn */   \
+        ident_close(&c_);                                                           \
+        return r_;                                                                  \
+    } while (0)
+
 CC_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-    cc_enter_cuda(CC_FN_cuDevicePrimaryCtxRetain);
-    if (!CC_REAL(cuDevicePrimaryCtxRetain)) return cc_cuda_missing(CC_FN_cuDevicePrimaryCtxRetain);
-    struct ident c;
-    ident_begin(&c, dev);
-    CUresult r = CC_REAL(cuDevicePrimaryCtxRetain)(pctx, dev);
-    ident_end(&c, r);
-    return r;
+    CC_CTX_CREATE(cuDevicePrimaryCtxRetain, dev, 1, (pctx, dev));
 }
 
 CC_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
-    cc_enter_cuda(CC_FN_cuCtxCreate_v2);
-    if (!CC_REAL(cuCtxCreate_v2)) return cc_cuda_missing(CC_FN_cuCtxCreate_v2);
-    struct ident c;
-    ident_begin(&c, dev);
-    CUresult r = CC_REAL(cuCtxCreate_v2)(pctx, flags, dev);
-    ident_end(&c, r);
-    return r;
+    CC_CTX_CREATE(cuCtxCreate_v2, dev, 0, (pctx, flags, dev));
 }
 
 CC_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int nparams,
                                   unsigned int flags, CUdevice dev)
 {
-    cc_enter_cuda(CC_FN_cuCtxCreate_v3);
-    if (!CC_REAL(cuCtxCreate_v3)) return cc_cuda_missing(CC_FN_cuCtxCreate_v3);
-    struct ident c;
-    ident_begin(&c, dev);
-    CUresult r = CC_REAL(cuCtxCreate_v3)(pctx, params, nparams, flags, dev);
-    ident_end(&c, r);
-    return r;
+    CC_CTX_CREATE(cuCtxCreate_v3, dev, 0, (pctx, params, nparams, flags, dev));
 }
 
 CC_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
                                   CUdevice dev)
 {
-    cc_enter_cuda(CC_FN_cuCtxCreate_v4);
-    if (!CC_REAL(cuCtxCreate_v4)) return cc_cuda_missing(CC_FN_cuCtxCreate_v4);
-    struct ident c;
-    ident_begin(&c, dev);
-    CUresult r = CC_REAL(cuCtxCreate_v4)(pctx, params, flags, dev);
-    ident_end(&c, r);
-    return r;
+    CC_CTX_CREATE(cuCtxCreate_v4, dev, 0, (pctx, params, flags, dev));
 }

@@ -31,27 +31,49 @@ static void fork_child(void)
 
 static void register_fork(void) { cc_fork_child_register(fork_child); }
 
+int cc_mem_measure_overhead(int ordinal, uint64_t *ovh)
+{
+    if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return 0;
+    const struct cc_mdev *m = &g_md[ordinal];
+    uint32_t hp = cc_hostpid(ordinal); /* 0 while ambiguous */
+    nvmlProcessInfo_t p[64];
+    unsigned n = 64;
+    if (!hp || cc_nvml_procs(ordinal, p, &n) != 0) return 0;
+    if (n > 64) n = 64;
+    for (unsigned i = 0; i < n; i++) {
+        if (p[i].pid != hp || p[i].usedGpuMemory == (unsigned long long)NVML_VALUE_NOT_AVAILABLE)
+            continue;
+        uint64_t own = cc_ml_own(m->h);
+        *ovh = p[i].usedGpuMemory > own ? p[i].usedGpuMemory - own : 0;
+        return 1;
+    }
+    return 0;
+}
+
 void cc_mem_refresh_overhead(int ordinal)
 {
     if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return;
     const struct cc_mdev *m = &g_md[ordinal];
-    uint32_t hp = cc_hostpid(ordinal); /* 0 while ambiguous: the estimate below */
-    nvmlProcessInfo_t p[64];
-    unsigned n = 64;
-    if (hp && cc_nvml_procs(ordinal, p, &n) == 0) {
-        for (unsigned i = 0; i < n; i++) {
-            if (p[i].pid != hp || p[i].usedGpuMemory == (unsigned long long)NVML_VALUE_NOT_AVAILABLE)
-                continue;
-            uint64_t own = cc_ml_own(m->h);
-            cc_ml_set_overhead(m->h, p[i].usedGpuMemory > own ? p[i].usedGpuMemory - own : 0);
-            return;
-        }
+    uint64_t ovh;
+    if (cc_mem_measure_overhead(ordinal, &ovh)) {
+        cc_ml_set_overhead(m->h, ovh);
+        return;
     }
     /* Not measurable (no NVML, pid unknown, MIG...): the configured estimate,
      * only if nothing was measured before. */
     if (cc_ml_overhead(m->h) == 0) {
         cc_ml_set_overhead(m->h, cc_cfg.ctx_overhead);
     }
+}
+
+static __thread int t_unmeasured; /* cc_mem_dev binds without measuring */
+
+const struct cc_mdev *cc_mem_dev_unmeasured(int o)
+{
+    t_unmeasured = 1;
+    const struct cc_mdev *m = cc_mem_dev(o);
+    t_unmeasured = 0;
+    return m;
 }
 
 const struct cc_mdev *cc_mem_dev(int o)
@@ -75,7 +97,7 @@ const struct cc_mdev *cc_mem_dev(int o)
         }
     }
     if (s == 3) { /* first use in this process: charge the context's memory */
-        cc_mem_refresh_overhead(o);
+        if (!t_unmeasured) cc_mem_refresh_overhead(o);
         s = 1;
     }
     __atomic_store_n(&g_state[o], s, __ATOMIC_RELEASE);

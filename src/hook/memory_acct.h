@@ -33,6 +33,30 @@ void cc_mem_refresh_overhead(int ordinal);
 void cc_mem_info(int ordinal, uint64_t phys_free, uint64_t phys_total, uint64_t *free_b,
                  uint64_t *total_b, uint64_t *used_b);
 
+/* Same, binding without measuring the overhead (context admission: the
+ * context being created is not there yet). */
+const struct cc_mdev *cc_mem_dev_unmeasured(int ordinal);
+
+/* This process's overhead on ordinal as NVML measures it now (per-process
+ * memory minus what we track); 0 when it cannot tell. */
+int cc_mem_measure_overhead(int ordinal, uint64_t *ovh);
+
+/* Context admission (memory_ctx.c): admit before the driver creates a
+ * context on dev (0, or -1: fail the creation with out-of-memory), settle
+ * after it with the driver's result. primary: cuDevicePrimaryCtxRetain (an
+ * active primary context costs nothing). */
+struct cc_ctx_adm {
+    int armed, ordinal;
+    const struct cc_mdev *m;
+    uint64_t pend, before;
+};
+int cc_mem_ctx_admit(CUdevice dev, int primary, struct cc_ctx_adm *a);
+void cc_mem_ctx_settle(struct cc_ctx_adm *a, CUresult r);
+/* A capped device whose context size the container has not learned yet. */
+int cc_mem_ctx_unlearned(CUdevice dev);
+/* The size a new context on m is expected to take. */
+uint64_t cc_mem_ctx_expected(const struct cc_mdev *m);
+
 /* Pools (memory_pool.c): shrink what they counted to what they reserve. */
 void cc_mem_pools_refresh(void);
 

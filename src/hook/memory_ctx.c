@@ -1,0 +1,114 @@
+/* Context admission (memory_acct.h): a context is admitted like an
+ * allocation. Before the driver creates one on a capped device, its
+ * expected size is reserved as overhead with the ledger's exact check; a
+ * context that does not fit fails with CUDA_ERROR_OUT_OF_MEMORY, the
+ * driver's own answer. After the call the reservation is settled to what
+ * NVML measures, and the first context of a process teaches the container
+ * the size (memory region, ctx_size) for the next ones.
+ *
+ * Not hot: a context is created a few times per process. The wrappers run
+ * this under the identity lock (hostpid.c) while the size is unknown, so
+ * processes starting together learn it from the first one. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cap/memledger.h"
+#include "common/log.h"
+#include "hook.h"
+#include "hook/process.h"
+#include "memory_acct.h"
+#include "memory_graph.h"
+
+/* Before any process measured a context: about the H200's (~500 MiB with
+ * CUDA 13), never more than the cap. */
+#define CC_CTX_DEFAULT (512ull << 20)
+
+/* Negative controls of mem.ctx.* (a library built with -DCC_TEST_CTX_CONTROL):
+ * CC_TEST_CTX_CONTROL=noadmit skips the admission, =nolearn never publishes
+ * the measured size. */
+static int control(const char *what)
+{
+#ifdef CC_TEST_CTX_CONTROL
+    const char *v = getenv("CC_TEST_CTX_CONTROL");
+    return v && !strcmp(v, what);
+#else
+    (void)what;
+    return 0;
+#endif
+}
+
+typedef CUresult (*state_fn)(CUdevice, unsigned int *, int *);
+
+static int primary_active(CUdevice dev)
+{
+    static state_fn fn;
+    if (!fn) fn = (state_fn)cc_lib_sym(CC_LIB_CUDA, "cuDevicePrimaryCtxGetState");
+    unsigned flags = 0;
+    int active = 0;
+    return fn && fn(dev, &flags, &active) == CUDA_SUCCESS && active;
+}
+
+uint64_t cc_mem_ctx_expected(const struct cc_mdev *m)
+{
+    uint64_t e = cc_ml_ctx_size(m->h);
+    if (!e) e = cc_cfg.ctx_overhead ? cc_cfg.ctx_overhead : CC_CTX_DEFAULT;
+    return e < m->cap ? e : m->cap;
+}
+
+int cc_mem_ctx_unlearned(CUdevice dev)
+{
+    const struct cc_mdev *m = cc_mem_dev_unmeasured((int)dev);
+    return m && cc_ml_ctx_size(m->h) == 0;
+}
+
+int cc_mem_ctx_admit(CUdevice dev, int primary, struct cc_ctx_adm *a)
+{
+    a->armed = 0;
+    const struct cc_mdev *m = cc_mem_dev_unmeasured((int)dev);
+    if (!m) return 0;
+    if (control("noadmit")) return 0;
+    if (primary && primary_active(dev)) return 0; /* exists: costs nothing again */
+    a->m = m;
+    a->ordinal = (int)dev;
+    a->before = cc_ml_overhead(m->h);
+    a->pend = cc_mem_ctx_expected(m);
+    if (cc_ml_reserve_overhead(m->h, a->pend, m->cap) != 0) {
+        /* Refused: what may have shrunk (pools, dead processes, our own
+         * overhead) first, as an allocation does. */
+        cc_mem_pools_refresh();
+        cc_mem_graph_refresh();
+        cc_ml_sweep();
+        if (cc_ml_reserve_overhead(m->h, a->pend, m->cap) != 0) {
+            cc_log_once(CC_LOG_WARN, "memory cap: refusing a new context on device %d: it needs "
+                                     "about %llu MiB and the container uses %llu of %llu MiB",
+                        (int)dev, (unsigned long long)(a->pend >> 20),
+                        (unsigned long long)(cc_ml_used(m->h) >> 20),
+                        (unsigned long long)(m->cap >> 20));
+            return -1;
+        }
+    }
+    a->armed = 1;
+    return 0;
+}
+
+void cc_mem_ctx_settle(struct cc_ctx_adm *a, CUresult r)
+{
+    if (!a->armed) return;
+    a->armed = 0;
+    const struct cc_mdev *m = a->m;
+    if (r != CUDA_SUCCESS) {
+        cc_ml_unreserve_overhead(m->h, a->pend);
+        return;
+    }
+    uint64_t ovh;
+    if (cc_mem_measure_overhead(a->ordinal, &ovh)) {
+        cc_ml_set_overhead(m->h, ovh);
+        if (a->before == 0 && ovh > 0 && !control("nolearn"))
+            cc_ml_set_ctx_size(m->h, ovh); /* one context alone */
+        return;
+    }
+    /* Not measurable (no NVML, pid not joinable): the configured estimate
+     * stands for the context, as before admission existed. */
+    cc_ml_set_overhead(m->h, a->before + cc_cfg.ctx_overhead);
+}
