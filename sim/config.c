@@ -51,6 +51,7 @@ static void load(void)
         snprintf(name, sizeof name, "CUDACAP_SIM_CTX_MEM_%d", i);
         g_cfg.ctx_mem_dev[i] = sim_parse_size(getenv(name), g_cfg.ctx_mem);
     }
+    g_cfg.module_mem = sim_parse_size(getenv("CUDACAP_SIM_MODULE_MEM"), 0);
     long w = env_long("CUDACAP_SIM_UTIL_WINDOW_MS", 1000);
     g_cfg.util_window_ns = (uint64_t)(w < 1 ? 1 : w) * 1000000ull;
     g_cfg.pid_offset = env_long("CUDACAP_SIM_PID_OFFSET", 0);

@@ -92,6 +92,7 @@ static void prim_destroy_locked(int dev)
 {
     sim_capture_ctx_gone(&g_prim[dev]);
     wait_ctx(&g_prim[dev]);
+    sim_ctx_limits_gone(&g_prim[dev]);
     g_prim[dev].magic = 0;
     g_prim_refs[dev] = 0;
     sim_uncharge((uint32_t)dev, sim_config()->ctx_mem_dev[dev]);
@@ -225,6 +226,7 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
             tls_depth--;
             i--;
         }
+    sim_ctx_limits_gone(c);
     c->magic = 0;
     c->legacy->magic = 0;
     sim_uncharge((uint32_t)c->dev, sim_config()->ctx_mem_dev[c->dev]);

@@ -28,7 +28,12 @@ struct sim_ctx {
     struct sim_stream *legacy; /* the legacy default stream (NULL / CU_STREAM_LEGACY) */
     uint64_t tail;            /* latest end time of any work in this context */
     int pending_host;         /* host functions not yet run */
+    uint64_t limit[3];        /* stack, printf FIFO, malloc heap (cuCtxSetLimit); 0: default */
+    uint64_t limit_bytes;     /* device memory charged for them beyond the defaults */
 };
+
+/* cuda_limits.c: give back what a context's limits charged (at destroy). */
+void sim_ctx_limits_gone(struct sim_ctx *c);
 
 struct sim_graph;
 
@@ -63,6 +68,8 @@ struct sim_func {
 struct sim_module {
     uint32_t magic;
     struct sim_func *funcs;
+    int dev;                  /* where its memory (CUDACAP_SIM_MODULE_MEM) was charged */
+    uint64_t bytes;
 };
 
 struct sim_pool {

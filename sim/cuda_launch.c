@@ -13,6 +13,16 @@ static CUresult module_new(CUmodule *m)
     struct sim_module *x = sim_obj_alloc(sizeof *x);
     if (!x)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    /* Code and data of the module (CUDACAP_SIM_MODULE_MEM each) on the
+     * current context's device, as a driver loads them at load time. */
+    struct sim_ctx *c = sim_cur_ctx();
+    uint64_t b = sim_config()->module_mem;
+    if (b && c && sim_charge((uint32_t)c->dev, b) != 0) {
+        sim_obj_free(x);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    x->dev = c ? c->dev : 0;
+    x->bytes = c ? b : 0;
     x->magic = MAG_MODULE;
     *m = (CUmodule)x;
     return CUDA_SUCCESS;
@@ -54,6 +64,7 @@ static void module_free(struct sim_module *m)
     m->funcs = NULL;
     m->magic = 0;
     pthread_mutex_unlock(&sim_lk);
+    if (m->bytes) sim_uncharge((uint32_t)m->dev, m->bytes);
     while (f) {
         struct sim_func *n = f->next;
         f->magic = 0;

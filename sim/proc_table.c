@@ -16,6 +16,8 @@ const struct sim_proc_entry sim_proc_table[] = {
     { "cuCtxGetApiVersion", "cuCtxGetApiVersion", (void *)&cuCtxGetApiVersion, 3020, 0 },
     { "cuCtxGetCurrent", "cuCtxGetCurrent", (void *)&cuCtxGetCurrent, 4000, 0 },
     { "cuCtxGetDevice", "cuCtxGetDevice", (void *)&cuCtxGetDevice, 2000, 0 },
+    { "cuCtxSetLimit", "cuCtxSetLimit", (void *)&cuCtxSetLimit, 3010, 0 },
+    { "cuCtxGetLimit", "cuCtxGetLimit", (void *)&cuCtxGetLimit, 3010, 0 },
     { "cuCtxGetFlags", "cuCtxGetFlags", (void *)&cuCtxGetFlags, 7000, 0 },
     { "cuCtxGetStreamPriorityRange", "cuCtxGetStreamPriorityRange", (void *)&cuCtxGetStreamPriorityRange, 5050, 0 },
     { "cuCtxPopCurrent", "cuCtxPopCurrent_v2", (void *)&cuCtxPopCurrent_v2, 4000, 0 },

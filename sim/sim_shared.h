@@ -55,7 +55,8 @@ struct sim_config {
     uint32_t sms;
     uint64_t mem;
     uint64_t ctx_mem;
-    uint64_t ctx_mem_dev[SIM_MAX_DEV]; /* CUDACAP_SIM_CTX_MEM_<i>, default ctx_mem */
+    uint64_t ctx_mem_dev[SIM_MAX_DEV];
+    uint64_t module_mem;      /* CUDACAP_SIM_MODULE_MEM: device memory of each module load */ /* CUDACAP_SIM_CTX_MEM_<i>, default ctx_mem */
     uint64_t util_window_ns;
     int64_t pid_offset;
     uint64_t proc_sample_us;  /* CUDACAP_SIM_PROC_SAMPLE_MS; 0: samples cover [lastSeen, now] */

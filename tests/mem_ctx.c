@@ -14,11 +14,17 @@
  *          sizes (memory.region, ctx_size); with 48 MiB left on each, B's
  *          context fits on device 1 and is refused on device 0: the learned
  *          sizes decide, not the 512 MiB default.
+ *   code   48 MiB left: cuCtxSetLimit heaps and stacks past the cap are
+ *          refused with CUDA_ERROR_OUT_OF_MEMORY (the stack bound: bytes x
+ *          SMs x 2048 threads), those that fit are counted exactly; a module
+ *          load (no bound) goes through and the next allocation is refused;
+ *          after the unload an allocation fits again.
  *
  * Negative controls (tests/memory.cmake, WILL_FAIL): the library built with
  * -DCC_TEST_CTX_CONTROL and CC_TEST_CTX_CONTROL=noadmit (no admission: the
  * late contexts pass the cap) fails late and fork; =nolearn (the size is
- * never published: the default decides) fails learn. Each was run and fails
+ * never published: the default decides) fails learn; =nocode (limits and
+ * loads not counted) fails code. Each was run and fails
  * every time: the outcome does not depend on timing. */
 #include <cuda.h>
 #include <fcntl.h>
@@ -269,10 +275,57 @@ static int learn(const char *state)
     CHECK_EXIT();
 }
 
+/* ---- code ------------------------------------------------------------------ */
+
+static int code(void)
+{
+    CUcontext c;
+    CUdeviceptr p, q;
+    CUmodule mod;
+    if (ctx_on(0, 0, &c) != CUDA_SUCCESS) return 3;
+    uint64_t ctx = used_here();
+    CHECK_CU(cuMemAlloc(&p, 1024 * MIB - ctx - 48 * MIB)); /* 48 MiB left */
+    CUresult heap_big = cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, (8 + 64) * MIB);
+    uint64_t t1 = nvml_total();
+    CUresult heap_ok = cuCtxSetLimit(CU_LIMIT_MALLOC_HEAP_SIZE, (8 + 16) * MIB);
+    uint64_t u2 = used_here(), t2 = nvml_total();
+    /* +200 bytes for each of 132 x 2048 threads: 52.8 MiB; +64: 16.5 MiB */
+    CUresult stack_big = cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 1024 + 200);
+    uint64_t t3 = nvml_total();
+    CUresult stack_ok = cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 1024 + 64);
+    uint64_t u4 = used_here(), t4 = nvml_total();
+    /* A module (32 MiB in the simulator) has no bound: it loads, and the
+     * next allocation sees it and is refused. */
+    CUresult load = cuModuleLoadData(&mod, "sim");
+    CUresult after_load = cuMemAlloc(&q, MIB);
+    if (after_load == CUDA_SUCCESS) cuMemFree(q);
+    CHECK_CU(cuModuleUnload(mod));
+    CUresult after_unload = cuMemAlloc(&q, MIB); /* nothing lost */
+    printf("code: heap +64 MiB %d, +16 MiB %d; stack +52.8 MiB %d, +16.5 MiB %d; module %d, "
+           "then 1 MiB %d, after unload %d; NVML %llu/%llu/%llu/%llu MiB, ledger %llu/%llu\n",
+           heap_big, heap_ok, stack_big, stack_ok, load, after_load, after_unload,
+           (unsigned long long)(t1 / MIB), (unsigned long long)(t2 / MIB),
+           (unsigned long long)(t3 / MIB), (unsigned long long)(t4 / MIB),
+           (unsigned long long)(u2 / MIB), (unsigned long long)(u4 / MIB));
+    CHECK(heap_big == CUDA_ERROR_OUT_OF_MEMORY, "a 64 MiB heap with 48 MiB left: %d", heap_big);
+    CHECK(heap_ok == CUDA_SUCCESS && u2 == t2, "a 16 MiB heap: %d, ledger %llu != NVML %llu",
+          heap_ok, (unsigned long long)u2, (unsigned long long)t2);
+    CHECK(stack_big == CUDA_ERROR_OUT_OF_MEMORY, "a 52.8 MiB stack with 32 MiB left: %d",
+          stack_big);
+    CHECK(stack_ok == CUDA_SUCCESS && u4 == t4, "a 16.5 MiB stack: %d, ledger %llu != NVML %llu",
+          stack_ok, (unsigned long long)u4, (unsigned long long)t4);
+    CHECK(t1 <= 1024 * MIB && t3 <= 1024 * MIB && t4 <= 1024 * MIB, "NVML passed the cap");
+    CHECK(load == CUDA_SUCCESS, "module load: %d", load);
+    CHECK(after_load == CUDA_ERROR_OUT_OF_MEMORY, "1 MiB after a module filled the cap: %d",
+          after_load);
+    CHECK(after_unload == CUDA_SUCCESS, "1 MiB after the unload: %d", after_unload);
+    CHECK_EXIT();
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s late|fork|learn\n", argv[0]);
+        fprintf(stderr, "usage: %s late|fork|learn|code\n", argv[0]);
         return 2;
     }
     S = mmap(NULL, sizeof *S, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -281,6 +334,7 @@ int main(int argc, char **argv)
     if (nvmlInit_v2() != NVML_SUCCESS) return 1;
     if (!strcmp(argv[1], "late")) return late(0);
     if (!strcmp(argv[1], "fork")) return late(1);
+    if (!strcmp(argv[1], "code")) return code();
     if (!strcmp(argv[1], "learn")) return learn(getenv("CUDACAP_STATE_DIR"));
     return 2;
 }

@@ -166,3 +166,7 @@ cc_mem_ctx_test(mem.ctx.fork fork "" ${MEM_CTX_ENV})
 cc_mem_ctx_test(mem.ctx.fork.control fork noadmit ${MEM_CTX_ENV})
 cc_mem_ctx_test(mem.ctx.learn learn "" ${MEM_LEARN_ENV})
 cc_mem_ctx_test(mem.ctx.learn.control learn nolearn ${MEM_LEARN_ENV})
+set(MEM_CODE_ENV CUDACAP_MEM_LIMIT=1g CUDACAP_SIM_MEM=8g CUDACAP_SIM_CTX_MEM=64m
+    CUDACAP_SIM_MODULE_MEM=32m)
+cc_mem_ctx_test(mem.ctx.code code "" ${MEM_CODE_ENV})
+cc_mem_ctx_test(mem.ctx.code.control code nocode ${MEM_CODE_ENV})

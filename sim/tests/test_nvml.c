@@ -27,8 +27,15 @@ static int run_duty(void *arg)
     char name[32];
     snprintf(name, sizeof name, "spin_%dus", (int)(d->kernel_ms * 1000));
     CUfunction f = st_func(name);
+    /* Under load a launch or the query can come late; each late millisecond
+     * can move a 1 s window's figure by 0.1 point: the tolerance grows by
+     * that much (a flake seen once with three suites running beside it). */
+    double late = 0;
     for (int i = 0; i < PERIODS; i++) {
-        st_sleep_until_ms(d->start_ms + d->offset_ms + i * PERIOD_MS);
+        double at = d->start_ms + d->offset_ms + i * PERIOD_MS;
+        st_sleep_until_ms(at);
+        double l = st_ms() - at;
+        if (l > late) late = l;
         CU(cuLaunchKernel(f, 132, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
     }
     st_sleep_until_ms(d->start_ms + PERIODS * PERIOD_MS);
@@ -41,6 +48,8 @@ static int run_duty(void *arg)
     CHECK(nvmlDeviceGetHandleByIndex_v2((unsigned)d->dev, &h) == NVML_SUCCESS);
     nvmlUtilization_t u;
     CHECK(nvmlDeviceGetUtilizationRates(h, &u) == NVML_SUCCESS);
+    late += st_ms() - (d->start_ms + PERIODS * PERIOD_MS);
+    double tol = 2 + late / 10;
     nvmlProcessUtilizationSample_t s[8];
     unsigned n = 8;
     CHECK(nvmlDeviceGetProcessUtilization(h, s, &n, 0) == NVML_SUCCESS);
@@ -48,8 +57,8 @@ static int run_duty(void *arg)
     for (unsigned i = 0; i < n; i++)
         sum += s[i].smUtil;
     printf("device %d: util %u%% (want %d), %u process samples, sum %u%%\n", d->dev, u.gpu, d->check, n, sum);
-    NEAR(u.gpu, d->check, 2);
-    NEAR(sum, d->check, 2);
+    NEAR(u.gpu, d->check, tol);
+    NEAR(sum, d->check, tol);
     CHECK(n == (d->dev == 3 ? 2u : 1u));
     if (d->dev != 3) {
         CHECK(s[0].pid == (unsigned)getpid());
@@ -60,7 +69,7 @@ static int run_duty(void *arg)
         /* last 100 ms only: still the duty cycle */
         m = 8;
         CHECK(nvmlDeviceGetProcessUtilization(h, s, &m, s[0].timeStamp - 100000) == NVML_SUCCESS);
-        NEAR(s[0].smUtil, d->check, 3);
+        NEAR(s[0].smUtil, d->check, tol + 1);
     }
     nvmlShutdown();
     return 0;

@@ -112,8 +112,38 @@ const struct cc_mdev *cc_mem_here(int *ordinal)
     return o >= 0 ? cc_mem_dev(o) : NULL;
 }
 
+/* Overhead grown without a bound (modules): measured before the next
+ * allocation on that device. One relaxed load on the hot path. */
+static uint8_t g_stale[CC_MAX_DEVICES];
+
+void cc_mem_overhead_stale(int ordinal)
+{
+    if (ordinal >= 0 && ordinal < CC_MAX_DEVICES)
+        __atomic_store_n(&g_stale[ordinal], 1, __ATOMIC_RELAXED);
+}
+
+static void fresh(int ordinal)
+{
+    if (__builtin_expect(ordinal >= 0 && ordinal < CC_MAX_DEVICES &&
+                             __atomic_load_n(&g_stale[ordinal], __ATOMIC_RELAXED), 0)) {
+        __atomic_store_n(&g_stale[ordinal], 0, __ATOMIC_RELAXED);
+        cc_mem_refresh_overhead(ordinal);
+    }
+}
+
+int cc_mem_reserve_overhead(const struct cc_mdev *m, int ordinal, uint64_t bytes)
+{
+    if (cc_ml_reserve_overhead(m->h, bytes, m->cap) == 0) return 0;
+    cc_mem_pools_refresh();
+    cc_mem_graph_refresh();
+    cc_ml_sweep();
+    cc_mem_refresh_overhead(ordinal);
+    return cc_ml_reserve_overhead(m->h, bytes, m->cap) == 0 ? 0 : -1;
+}
+
 int cc_mem_reserve(const struct cc_mdev *m, int ordinal, uint64_t bytes)
 {
+    fresh(ordinal);
     if (__builtin_expect(cc_ml_reserve(m->h, bytes, m->cap) == 0, 1)) return 0;
     /* Refused: before deciding, drop what may have shrunk meanwhile. */
     cc_mem_pools_refresh();

@@ -41,6 +41,13 @@ const struct cc_mdev *cc_mem_dev_unmeasured(int ordinal);
  * memory minus what we track); 0 when it cannot tell. */
 int cc_mem_measure_overhead(int ordinal, uint64_t *ovh);
 
+/* Reserves bytes of overhead (a context, a heap) with the exact check; on
+ * refusal drops what may have shrunk and tries once more. 0 or -1. */
+int cc_mem_reserve_overhead(const struct cc_mdev *m, int ordinal, uint64_t bytes);
+/* Overhead grew by an unknown amount (a module load): re-measured before
+ * the next allocation on ordinal. */
+void cc_mem_overhead_stale(int ordinal);
+
 /* Context admission (memory_ctx.c): admit before the driver creates a
  * context on dev (0, or -1: fail the creation with out-of-memory), settle
  * after it with the driver's result. primary: cuDevicePrimaryCtxRetain (an
@@ -52,6 +59,8 @@ struct cc_ctx_adm {
 };
 int cc_mem_ctx_admit(CUdevice dev, int primary, struct cc_ctx_adm *a);
 void cc_mem_ctx_settle(struct cc_ctx_adm *a, CUresult r);
+/* Test builds (-DCC_TEST_CTX_CONTROL): whether CC_TEST_CTX_CONTROL=what. */
+int cc_mem_test_control(const char *what);
 /* A capped device whose context size the container has not learned yet. */
 int cc_mem_ctx_unlearned(CUdevice dev);
 /* The size a new context on m is expected to take. */

@@ -26,8 +26,8 @@
 
 /* Negative controls of mem.ctx.* (a library built with -DCC_TEST_CTX_CONTROL):
  * CC_TEST_CTX_CONTROL=noadmit skips the admission, =nolearn never publishes
- * the measured size. */
-static int control(const char *what)
+ * the measured size, =nocode counts no limit or module growth. */
+int cc_mem_test_control(const char *what)
 {
 #ifdef CC_TEST_CTX_CONTROL
     const char *v = getenv("CC_TEST_CTX_CONTROL");
@@ -67,26 +67,18 @@ int cc_mem_ctx_admit(CUdevice dev, int primary, struct cc_ctx_adm *a)
     a->armed = 0;
     const struct cc_mdev *m = cc_mem_dev_unmeasured((int)dev);
     if (!m) return 0;
-    if (control("noadmit")) return 0;
+    if (cc_mem_test_control("noadmit")) return 0;
     if (primary && primary_active(dev)) return 0; /* exists: costs nothing again */
     a->m = m;
     a->ordinal = (int)dev;
     a->before = cc_ml_overhead(m->h);
     a->pend = cc_mem_ctx_expected(m);
-    if (cc_ml_reserve_overhead(m->h, a->pend, m->cap) != 0) {
-        /* Refused: what may have shrunk (pools, dead processes, our own
-         * overhead) first, as an allocation does. */
-        cc_mem_pools_refresh();
-        cc_mem_graph_refresh();
-        cc_ml_sweep();
-        if (cc_ml_reserve_overhead(m->h, a->pend, m->cap) != 0) {
-            cc_log_once(CC_LOG_WARN, "memory cap: refusing a new context on device %d: it needs "
-                                     "about %llu MiB and the container uses %llu of %llu MiB",
-                        (int)dev, (unsigned long long)(a->pend >> 20),
-                        (unsigned long long)(cc_ml_used(m->h) >> 20),
-                        (unsigned long long)(m->cap >> 20));
-            return -1;
-        }
+    if (cc_mem_reserve_overhead(m, a->ordinal, a->pend) != 0) {
+        cc_log_once(CC_LOG_WARN, "memory cap: refusing a new context on device %d: it needs "
+                                 "about %llu MiB and the container uses %llu of %llu MiB",
+                    (int)dev, (unsigned long long)(a->pend >> 20),
+                    (unsigned long long)(cc_ml_used(m->h) >> 20), (unsigned long long)(m->cap >> 20));
+        return -1;
     }
     a->armed = 1;
     return 0;
@@ -104,7 +96,7 @@ void cc_mem_ctx_settle(struct cc_ctx_adm *a, CUresult r)
     uint64_t ovh;
     if (cc_mem_measure_overhead(a->ordinal, &ovh)) {
         cc_ml_set_overhead(m->h, ovh);
-        if (a->before == 0 && ovh > 0 && !control("nolearn"))
+        if (a->before == 0 && ovh > 0 && !cc_mem_test_control("nolearn"))
             cc_ml_set_ctx_size(m->h, ovh); /* one context alone */
         return;
     }
