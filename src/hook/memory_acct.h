@@ -47,6 +47,9 @@ int cc_mem_reserve_overhead(const struct cc_mdev *m, int ordinal, uint64_t bytes
 /* Overhead grew by an unknown amount (a module load): re-measured before
  * the next allocation on ordinal. */
 void cc_mem_overhead_stale(int ordinal);
+/* Overhead may have shrunk on any device (an unload, a context destroyed):
+ * re-measured before the next allocation on each. */
+void cc_mem_overhead_stale_all(void);
 
 /* Context admission (memory_ctx.c): admit before the driver creates a
  * context on dev (0, or -1: fail the creation with out-of-memory), settle

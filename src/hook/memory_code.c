@@ -13,6 +13,8 @@
  *    the cap. Re-measuring at each load would cost an NVML per-process query
  *    (2.4 ms on the H200) for each of the hundreds of fatbins a framework
  *    registers at start-up.
+ *  - unloads and context destruction give overhead back: measured again
+ *    before the next allocation.
  * Not hot: none of these is on a launch or allocation path. */
 #include "cap/memledger.h"
 #include "devices.h"
@@ -109,4 +111,35 @@ CC_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *file, C
                                          void **lv, unsigned int nl)
 {
     CC_LOAD(cuLibraryLoadFromFile, (library, file, jo, jv, nj, lo, lv, nl));
+}
+
+/* What gives overhead back: measured again before the next allocation (the
+ * refusal path re-measures at most every 5 ms, memory_acct.c). */
+static CUresult shrunk(CUresult r)
+{
+    if (r == CUDA_SUCCESS) cc_mem_overhead_stale_all();
+    return r;
+}
+
+#define CC_SHRINK(fn, call)                                                    \
+    do {                                                                       \
+        cc_enter_cuda(CC_FN_##fn);                                             \
+        if (!CC_REAL(fn)) return cc_cuda_missing(CC_FN_##fn);                 \
+        return shrunk(CC_REAL(fn) call);                                       \
+    } while (0)
+
+CC_EXPORT CUresult cuModuleUnload(CUmodule hmod) { CC_SHRINK(cuModuleUnload, (hmod)); }
+
+CC_EXPORT CUresult cuLibraryUnload(CUlibrary library) { CC_SHRINK(cuLibraryUnload, (library)); }
+
+CC_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) { CC_SHRINK(cuCtxDestroy_v2, (ctx)); }
+
+CC_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    CC_SHRINK(cuDevicePrimaryCtxRelease_v2, (dev));
+}
+
+CC_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    CC_SHRINK(cuDevicePrimaryCtxReset_v2, (dev));
 }
