@@ -170,3 +170,9 @@ set(MEM_CODE_ENV CUDACAP_MEM_LIMIT=1g CUDACAP_SIM_MEM=8g CUDACAP_SIM_CTX_MEM=64m
     CUDACAP_SIM_MODULE_MEM=32m)
 cc_mem_ctx_test(mem.ctx.code code "" ${MEM_CODE_ENV})
 cc_mem_ctx_test(mem.ctx.code.control code nocode ${MEM_CODE_ENV})
+if(CUDACAP_TSAN)
+  # The fork child of a process with CUDA up (the keeper thread runs) uses
+  # CUDA: TSan refuses that after a multi-threaded fork unless told.
+  set_property(TEST mem.ctx.fork mem.ctx.fork.control APPEND PROPERTY ENVIRONMENT
+               "TSAN_OPTIONS=die_after_fork=0")
+endif()
