@@ -29,6 +29,7 @@ cc_cli_variant(cudacap_novalidate CLI_TEST_NO_VALIDATE)     # region fields not 
 cc_cli_variant(cudacap_followlinks CLI_TEST_FOLLOW_LINKS)   # prepare's path through the kernel
 cc_cli_variant(cudacap_noprocscan CLI_TEST_NO_PROC_SCAN)    # liveness from regions and locks only
 cc_cli_variant(cudacap_noevict CLI_TEST_NO_EVICT)           # exporter: a full table waits
+cc_cli_variant(cudacap_nolivebytes CLI_TEST_NO_PROC_SCAN CLI_TEST_NO_LIVE_BYTES) # ... nor liveness bytes
 cc_test_exe(cudacap_httpprobe ${CMAKE_CURRENT_SOURCE_DIR}/cli_httpprobe.c)
 
 function(cc_cli_test name script)
@@ -79,11 +80,14 @@ cc_cli_test(cli.prepare.paths cli_prepare_paths.sh)
 cc_cli_control(cli.prepare.paths.negative_control cli_prepare_paths.sh cudacap_followlinks)
 cc_cli_test(cli.prepare.live cli_prepare_live.sh)
 cc_cli_control(cli.prepare.live.negative_control cli_prepare_live.sh cudacap_noprocscan)
+cc_cli_control(cli.prepare.livebytes cli_prepare_livebytes.sh cudacap_noprocscan)
+cc_cli_control(cli.prepare.livebytes.negative_control cli_prepare_livebytes.sh cudacap_nolivebytes)
 cc_cli_test(cli.metrics.stall cli_metrics_stall.sh)
 cc_cli_control(cli.metrics.stall.negative_control cli_metrics_stall.sh cudacap_noevict)
 set_tests_properties(cli.status.unusable.negative_control cli.status.corrupt.negative_control
                      cli.status.truncate.negative_control cli.prepare.paths.negative_control
                      cli.prepare.live.negative_control cli.metrics.stall.negative_control
+                     cli.prepare.livebytes.negative_control
                      PROPERTIES WILL_FAIL TRUE)
 # The campaign (short mode; FAULTS_LONG=1 by hand for ten times the rounds).
 cc_cli_test(faults.node faults_node.sh)

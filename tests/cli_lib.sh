@@ -51,6 +51,18 @@ jfield() {
     kind == "pid" && index($0, "{\"pid\":" pid ",") { line = $0 }
     line != "" { if (match(line, "\"" key "\":[^,}]*")) print substr(line, RSTART + length(key) + 3, RLENGTH - length(key) - 3); exit }'
 }
+# start_holder DIR: a capped worker (the library preloaded directly, no
+# cudacap run) holding 1 MiB in state folder DIR for 30 s, ready; its pid in
+# $holder (also in bgpids).
+start_holder() {
+  mkdir -p "$1"
+  local lib=$(dirname "$CUDACAP_BIN")/../lib/libcudacap.so
+  rm -f $CLI_TEST_TMP/ready
+  LD_PRELOAD=${CLI_TEST_SAN_PRELOAD:+$CLI_TEST_SAN_PRELOAD:}$lib CUDACAP_STATE_DIR=$1 CUDACAP_MEM_LIMIT=1g \
+    $WORKER hold --mib 1 --seconds 30 --ready $CLI_TEST_TMP/ready >/dev/null & bgpids+=($!)
+  holder=$!
+  wait_for $CLI_TEST_TMP/ready || fail "worker did not start"
+}
 # worker_pid FILE: the pid a worker printed ("pid N: ...").
 worker_pid() { sed -n 's/^pid \([0-9]*\):.*/\1/p' "$1" | head -1; }
 # start_listener [CMD]: CMD (default $CUDACAP) metrics --listen on a free

@@ -5,21 +5,14 @@
 # mapping a file of the folder (/proc/<pid>/maps), not from parsing the
 # region. Once the process is dead the folder is emptied. The negative
 # control runs this against a build without that scan (CLI_TEST_NO_PROC_SCAN)
-# and must fail (checked: the zeroed-magic case empties the folder there).
+# and must fail (checked: the FIFO case empties the folder there; the
+# holder's liveness byte finds it in the other cases: cli.prepare.livebytes).
 . "$(dirname "$0")/cli_lib.sh"
 C=$CUDACAP
-LIB=$(dirname "$CUDACAP_BIN")/../lib/libcudacap.so
-preload=${CLI_TEST_SAN_PRELOAD:+$CLI_TEST_SAN_PRELOAD:}$LIB
 D=$CLI_TEST_TMP/root/c1
 mkdir -p $D
-start() {
-  rm -f $CLI_TEST_TMP/ready
-  LD_PRELOAD=$preload CUDACAP_STATE_DIR=$D CUDACAP_MEM_LIMIT=1g $WORKER hold --mib 1 --seconds 30 \
-    --ready $CLI_TEST_TMP/ready >/dev/null & bgpids+=($!)
-  wait_for $CLI_TEST_TMP/ready || fail "worker did not start"
-}
-start
-w=${bgpids[-1]}
+start_holder $D
+w=$holder
 expect 3 "live, region intact" timeout -k 2 10 $C prepare $D; has "$w" "names the process"
 printf '\0\0\0\0' | dd of=$D/memory.region bs=1 seek=0 conv=notrunc status=none
 expect 3 "live, magic zeroed" timeout -k 2 10 $C prepare $D; has "$w" "names the process"

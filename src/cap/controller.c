@@ -112,10 +112,13 @@ cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
     st.up_limit_pm = in->cap_pm;
     if (in->nominal <= 0) return st;
     if (st.share <= 0) st.share = in->nominal;
-    if (!in->sample_valid) {
-        st.share = clamp_share(st.share, in->nominal);
-        return st;
-    }
+    /* Before any law: share = INT64_MAX from the file overflowed in
+     * delta_law (share + step) and aimd_law (share * 17), UB that aborts
+     * under UBSan (faults.lib, "forged, compute: share = INT64_MAX"). Every
+     * share this function returns is inside the clamp, so this changes
+     * nothing for what the code wrote. */
+    st.share = clamp_share(st.share, in->nominal);
+    if (!in->sample_valid) return st;
     excl_step(&st, in);
     /* Anti-jitter bypass: an idle container (under a tenth of its cap) that
      * nobody is throttled in gets its bucket brought to one nominal period,

@@ -82,6 +82,7 @@ static int g_fd = -1;  /* memory.region, holding our liveness byte (shared ledge
 static dev_t g_fdev;
 static ino_t g_fino;
 static int g_keeper;   /* the keeper thread runs in this process */
+static int g_rejoin;   /* attach found no usable file: the keeper tries again (g_mu) */
 static uint32_t g_host_pid;
 
 /* A bound in a rebuild: how long a rebuilder waits for the live processes to
@@ -477,9 +478,14 @@ static void attach_locked(const char *dir)
     if (!base) {
         g_sh.shared = 0;
         if (g_sh.r) go_private_locked("cannot be mapped again");
-        if (g_dir[0])
+        if (g_dir[0]) {
             cc_warn("memory cap: the container-wide ledger %s/%s is unavailable; this process "
                     "is capped on its own (per-process cap)", g_dir, CC_MEM_REGION_FILE);
+#ifndef CC_ML_TEST_NO_REJOIN /* negative control of faults.lib */
+            g_rejoin = 1; /* until the path names a file we can use: rejoin_locked */
+#endif
+            start_keeper();
+        }
         return;
     }
     g_sh.r = base;
@@ -614,6 +620,41 @@ static void repair(uint64_t *cell, const uint64_t *mirror)
     if (s != m) __atomic_compare_exchange_n(cell, &s, m, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 }
 
+/* Our device entry must be the first one that carries our device's key: a
+ * forged key would otherwise split the container for good (a joiner claims
+ * another entry, and each side sums a column the other does not write).
+ * No entry has our key: ours gets it back in place (CAS from what we read).
+ * Another entry has it first (a joiner claimed one): our counts move there
+ * (new cells first: an over-count, never an under-count, meanwhile). Returns
+ * the entry we count in. */
+static int rekey_locked(cc_mem_region_t *r, struct bind *b, int s)
+{
+    int d = __atomic_load_n(&b->d, __ATOMIC_RELAXED);
+#ifdef CC_ML_TEST_NO_REKEY /* negative control of faults.lib */
+    (void)r, (void)s;
+    return d;
+#endif
+    uint64_t k = __atomic_load_n(&r->dev[d].key, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(k == b->key, 1) && d == 0) return d; /* first entry, ours */
+    int first = -1;
+    for (int i = 0; i < CC_MEM_DEVS && first < 0; i++)
+        if (__atomic_load_n(&r->dev[i].key, __ATOMIC_ACQUIRE) == b->key) first = i;
+    if (first < 0)
+        __atomic_compare_exchange_n(&r->dev[d].key, &k, b->key, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED);
+    int nd = find_dev(r, b->key, b->uuid, 0);
+    if (nd < 0 || nd == d) return d;
+    __atomic_store_n(&r->used[nd][s], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
+    __atomic_store_n(&r->overhead[nd][s], __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST),
+                     __ATOMIC_SEQ_CST);
+    __atomic_store_n(&b->d, nd, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->used[d][s], 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&r->overhead[d][s], 0, __ATOMIC_SEQ_CST);
+    cc_info("memory cap: %s/%s: the entry of %s changed its key; this process counts in entry %d "
+            "again", g_dir, CC_MEM_REGION_FILE, b->uuid, nd);
+    return nd;
+}
+
 /* Makes our slot in the region say what this process holds (g_mu held). */
 static void republish_locked(int full)
 {
@@ -639,7 +680,7 @@ static void republish_locked(int full)
         for (int h = 0; h < g_nbinds; h++) {
             struct bind *b = &g_binds[h];
             if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &g_sh) continue;
-            int d = __atomic_load_n(&b->d, __ATOMIC_RELAXED);
+            int d = rekey_locked(r, b, s);
             repair(&r->used[d][s], &b->m_used);
             repair(&r->overhead[d][s], &b->m_ovh);
         }
@@ -682,6 +723,71 @@ static void check_locked(int full)
     republish_locked(full); /* cheap when nothing changed: a few loads */
 }
 
+/* ---- rejoining ------------------------------------------------------------
+ * Attach found no usable memory.region (a FIFO, a folder, a link or another
+ * user's file in its place, a folder that cannot be made): the process caps
+ * itself alone, and the keeper tries again every CC_ML_KEEP_NS (an open that
+ * fails: no CPU to speak of). Once the path names a file it can use, the
+ * process takes a slot there and publishes what it holds (its mirrors), so
+ * the container's cap covers it again. Before, it stayed on its own for
+ * good: a process started after the file was fixed did not see its bytes
+ * (tests/faults_lib.c, "before: FIFO in place of memory.region": 4 x cap). */
+static void rejoin_locked(void)
+{
+    struct cc_region_spec spec = ml_spec();
+    struct cc_region_opts o = {.fixed = g_sh.r, .keep_fd = 1, .try_lock = 1, .quiet = 1};
+    void *base = cc_region_open_ex(g_dir, &spec, &o);
+    if (!base) return; /* not yet, or busy: the next check */
+    cc_mem_region_t *r = base;
+    g_sh.r = r;
+    if (g_fd >= 0) close(g_fd);
+    g_fd = o.fd;
+    g_fdev = o.dev;
+    g_fino = o.ino;
+    uint32_t me = (uint32_t)getpid();
+    live_lock(g_fd, me);
+    if (o.rebuilt) rebuild_wait(r, g_fd);
+    uint32_t gen = __atomic_load_n(&r->generation, __ATOMIC_SEQ_CST);
+    cc_region_unlock_init(g_fd);
+    for (uint32_t i = 0; i < CC_MEM_SLOTS; i++)
+        if (__atomic_load_n(&r->proc[i].owner, __ATOMIC_ACQUIRE) == me) reap_if_dead(r, (int)i, -1);
+    int s = claim_slot(r);
+    if (s < 0) { /* full: stay on our own (the attach's warning said so) */
+        g_rejoin = 0;
+        close(g_fd);
+        g_fd = -1;
+        return;
+    }
+    int dev[NBINDS];
+    for (int h = 0; h < g_nbinds; h++) {
+        struct bind *b = &g_binds[h];
+        dev[h] = -1;
+        if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &g_pv) continue;
+        dev[h] = find_dev(r, b->key, b->uuid, b->cap);
+        if (dev[h] < 0) continue; /* no entry: it stays on its own */
+        __atomic_store_n(&r->used[dev[h]][s], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
+                         __ATOMIC_SEQ_CST);
+        __atomic_store_n(&r->overhead[dev[h]][s], __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST),
+                         __ATOMIC_SEQ_CST);
+    }
+    publish_owner(r, s);
+    __atomic_store_n(&g_sh.slot, s, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_sh.gen, gen, __ATOMIC_RELAXED);
+    g_sh.shared = 1;
+    g_rejoin = 0;
+    for (int h = 0; h < g_nbinds; h++) {
+        struct bind *b = &g_binds[h];
+        if (dev[h] < 0) continue;
+        __atomic_store_n(&b->d, dev[h], __ATOMIC_RELAXED);
+        __atomic_store_n(&b->l, &g_sh, __ATOMIC_RELEASE);
+        /* What changed in flight on the private ledger meanwhile. */
+        repair(&r->used[dev[h]][s], &b->m_used);
+        repair(&r->overhead[dev[h]][s], &b->m_ovh);
+    }
+    cc_info("memory cap: %s/%s can be used now; this process joined the container's cap (slot %d)",
+            g_dir, CC_MEM_REGION_FILE, s);
+}
+
 static void *keeper(void *arg)
 {
     (void)arg;
@@ -699,7 +805,17 @@ static void *keeper(void *arg)
         cc_mem_region_t *r = g_sh.shared ? g_sh.r : NULL;
         uint32_t gen = g_sh.gen;
         pthread_mutex_unlock(&g_mu);
-        if (!r) return NULL; /* private from here on: nothing to keep */
+        if (!r) { /* private: nothing to keep, unless the file may become usable */
+            pthread_mutex_lock(&g_mu);
+            int again = g_rejoin;
+            pthread_mutex_unlock(&g_mu);
+            if (!again) return NULL;
+            nanosleep(&(struct timespec){0, CC_ML_KEEP_NS}, NULL);
+            pthread_mutex_lock(&g_mu);
+            if (g_rejoin && !g_sh.shared) rejoin_locked();
+            pthread_mutex_unlock(&g_mu);
+            continue;
+        }
         struct timespec ts = {0, CC_ML_KEEP_NS};
         if (__atomic_load_n(&r->generation, __ATOMIC_SEQ_CST) == gen)
             futex(&r->generation, FUTEX_WAIT, gen, &ts);
@@ -1026,6 +1142,7 @@ void cc_ml_fork_child(void)
     g_sh.slot = -1;
     g_attached = 0;
     g_keeper = 0; /* threads do not survive fork */
+    g_rejoin = 0;
     g_host_pid = 0;
     /* The inherited descriptor shares the parent's open file description,
      * and with it the parent's liveness byte: ours comes with our own. */

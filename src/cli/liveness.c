@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/snapshot.h"
+#include "cudacap/mem_region.h"
 
 #define MAX_FILES 256
 
@@ -24,7 +25,7 @@ struct files {
     int n;
     dev_t dev[MAX_FILES];
     ino_t ino[MAX_FILES];
-    int held; /* a lock on some *.lock file is held */
+    int held; /* a lock on some *.lock file, or a liveness byte of memory.region, is held */
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -56,6 +57,22 @@ static void collect(int dfd, int depth, struct files *f)
             continue;
         }
         if (f->n < MAX_FILES) f->dev[f->n] = st.st_dev, f->ino[f->n++] = st.st_ino;
+#ifndef CLI_TEST_NO_LIVE_BYTES /* negative control of cli.prepare.livebytes */
+        /* Every process attached to memory.region holds a write lock on its
+         * liveness byte (CC_MEM_LIVE_BASE + its pid, past the end of the
+         * file; cudacap/mem_region.h) as long as it lives: one query over
+         * the whole range, whatever the region's content, and across pid
+         * namespaces and without the right to read the process's /proc. */
+        if (S_ISREG(st.st_mode) && !strcmp(e->d_name, CC_MEM_REGION_FILE)) {
+            int lf = openat(dirfd(d), e->d_name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+            if (lf >= 0) {
+                if (snap_lock_probe(lf, (long)CC_MEM_LIVE_BASE + 1, (long)CC_MEM_LIVE_PIDS - 1) ==
+                    OWNER_HELD)
+                    f->held = 1;
+                close(lf);
+            }
+        }
+#endif
         if (S_ISREG(st.st_mode) && ends_with(e->d_name, ".lock")) {
             int lf = openat(dirfd(d), e->d_name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
             if (lf >= 0) {
