@@ -10,7 +10,8 @@ args=()
 label=()
 case "${1:-}" in
   --asan) dir=build-asan; args=(-DCUDACAP_SANITIZE=ON) ;;
-  --tsan) dir=build-tsan; args=(-DCUDACAP_TSAN=ON); label=(-L concurrency) ;;
+  --tsan) dir=build-tsan; args=(-DCUDACAP_TSAN=ON); label=(-L concurrency)
+          export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp ${TSAN_OPTIONS:-}" ;;
   "") ;;
   *) echo "usage: $0 [--asan|--tsan]" >&2; exit 2 ;;
 esac
