@@ -111,10 +111,22 @@ static int worker(int id)
     struct wslot *w = &S->w[id];
     CUdevice dev;
     CUmodule mod;
-    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&g_ctx, dev) ||
-        cuCtxSetCurrent(g_ctx) || cuModuleLoadData(&mod, test_ptx) ||
+    /* A full container refuses a new context (context admission): the late
+     * joiner waits for the churners to drop some, at most 5 s. */
+    CUresult rr = cuInit(0);
+    if (!rr) rr = cuDeviceGet(&dev, 0);
+    for (int t = 0; rr == CUDA_SUCCESS && t < 2500; t++) {
+        CUresult e = cuDevicePrimaryCtxRetain(&g_ctx, dev);
+        if (e != CUDA_ERROR_OUT_OF_MEMORY) {
+            rr = e;
+            break;
+        }
+        if (t == 2499) rr = e;
+        usleep(2000);
+    }
+    if (rr || cuCtxSetCurrent(g_ctx) || cuModuleLoadData(&mod, test_ptx) ||
         cuModuleGetFunction(&g_fn, mod, "spin_50us")) {
-        fprintf(stderr, "worker %d: CUDA setup failed\n", id);
+        fprintf(stderr, "worker %d: CUDA setup failed (%d)\n", id, (int)rr);
         return 3;
     }
     size_t fr, tot;
@@ -793,7 +805,7 @@ int main(int argc, char **argv)
     setenv("CUDACAP_MEM_LIMIT", "256m", 1);
     setenv("CUDACAP_SM_LIMIT", "50", 1);
     setenv("CUDACAP_SIM_CTX_MEM", "16m", 1);
-    setenv("CUDACAP_LOG_LEVEL", "0", 1);
+    setenv("CUDACAP_LOG_LEVEL", getenv("FAULTS_LOG_LEVEL") ? getenv("FAULTS_LOG_LEVEL") : "0", 1);
     if (getenv("FAULTS_RECOVER_S")) g_recover_s = atof(getenv("FAULTS_RECOVER_S"));
     if (nvmlInit_v2() != NVML_SUCCESS) {
         fprintf(stderr, "nvmlInit failed\n");

@@ -38,6 +38,9 @@ static int run_duty(void *arg)
         if (l > late) late = l;
         CU(cuLaunchKernel(f, 132, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
     }
+    /* Late launches end late: nothing may still run at the query ("nothing
+     * since now" below failed once under an ASan suite). */
+    CU(cuCtxSynchronize());
     st_sleep_until_ms(d->start_ms + PERIODS * PERIOD_MS);
     if (d->check < 0) {
         usleep(300000);

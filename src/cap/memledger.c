@@ -102,7 +102,16 @@ static struct bind {
     char uuid[CC_MEM_UUID_LEN];
     uint64_t m_used;    /* mirror of our used[d][slot] (atomic) */
     uint64_t m_ovh;     /* mirror of our overhead[d][slot] */
+    uint64_t m_ctx;     /* a context's size as we learned or saw it (relaxed) */
 } g_binds[NBINDS];
+
+/* A rebuilt or rejoined region forgot the context size: put back ours. */
+static void heal_ctx(cc_mem_region_t *r, int d, const struct bind *b)
+{
+    uint64_t mine = __atomic_load_n(&b->m_ctx, __ATOMIC_RELAXED);
+    if (mine && !__atomic_load_n(&r->ctx_size[d], __ATOMIC_RELAXED))
+        __atomic_store_n(&r->ctx_size[d], mine, __ATOMIC_RELAXED);
+}
 static int g_nbinds;
 
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
@@ -683,6 +692,7 @@ static void republish_locked(int full)
             int d = rekey_locked(r, b, s);
             repair(&r->used[d][s], &b->m_used);
             repair(&r->overhead[d][s], &b->m_ovh);
+            heal_ctx(r, d, b);
         }
         return;
     }
@@ -701,6 +711,7 @@ static void republish_locked(int full)
                          __ATOMIC_SEQ_CST);
         __atomic_store_n(&r->overhead[d][ns], __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST),
                          __ATOMIC_SEQ_CST);
+        heal_ctx(r, d, b);
         __atomic_store_n(&b->d, d, __ATOMIC_RELAXED);
     }
     publish_owner(r, ns);
@@ -769,6 +780,7 @@ static void rejoin_locked(void)
                          __ATOMIC_SEQ_CST);
         __atomic_store_n(&r->overhead[dev[h]][s], __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST),
                          __ATOMIC_SEQ_CST);
+        heal_ctx(r, dev[h], b);
     }
     publish_owner(r, s);
     __atomic_store_n(&g_sh.slot, s, __ATOMIC_RELAXED);
@@ -1014,6 +1026,8 @@ uint64_t cc_ml_ctx_size(int h)
     struct ledger *l = ledger_of(h, &d, &slot);
     if (!l) return 0;
     uint64_t v = __atomic_load_n(&l->r->ctx_size[d], __ATOMIC_RELAXED);
+    if (v) __atomic_store_n(&g_binds[h].m_ctx, v, __ATOMIC_RELAXED); /* kept for a rebuild */
+    else v = __atomic_load_n(&g_binds[h].m_ctx, __ATOMIC_RELAXED);
     uint64_t cap = g_binds[h].cap;
     return cap && v > cap ? cap : v;
 }
@@ -1022,7 +1036,9 @@ void cc_ml_set_ctx_size(int h, uint64_t bytes)
 {
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
-    if (l) __atomic_store_n(&l->r->ctx_size[d], bytes, __ATOMIC_RELAXED);
+    if (!l) return;
+    __atomic_store_n(&g_binds[h].m_ctx, bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->r->ctx_size[d], bytes, __ATOMIC_RELAXED);
 }
 
 void cc_ml_charge(int h, uint64_t bytes)

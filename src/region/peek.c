@@ -57,13 +57,14 @@ int cc_peek_open(const char *path, struct stat *st, char *why, size_t len)
 }
 
 #ifdef CLI_TEST_PEEK_PAUSE
-/* Test builds only: announce the open file and wait (at most 5 s) until its
+/* Test builds only: announce the open file and wait (at most 30 s: a loaded
+ * CI machine ran the script past 5 s once) until its
  * size changes, so a test can truncate it at a known point of the read. */
 static void test_pause(int fd, const char *path, off_t size)
 {
     fprintf(stderr, "peek: paused %s\n", path);
     struct stat st;
-    for (int i = 0; i < 500 && fstat(fd, &st) == 0 && st.st_size == size; i++) usleep(10000);
+    for (int i = 0; i < 3000 && fstat(fd, &st) == 0 && st.st_size == size; i++) usleep(10000);
 }
 #endif
 
