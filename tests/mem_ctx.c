@@ -159,7 +159,9 @@ static int late(int forking)
         }
         set_stage(1);
         wait_stage(2);
-        for (int i = 0; i < 8; i++) cuMemFree(keep[--n]); /* 512 MiB */
+        /* 512 MiB: the first eight are 64 MiB chunks (the last may be 1 MiB
+         * ones when a transient refusal cut the 64 MiB phase short). */
+        for (int i = 0; i < 8 && i < n; i++) cuMemFree(keep[i]);
         if (forking) {
             pid_t k = fork();
             if (k == 0) {
@@ -177,7 +179,8 @@ static int late(int forking)
              * the run: stage 4 comes either way. */
             while (__atomic_load_n(&S->stage, __ATOMIC_ACQUIRE) < 4 && waitpid(k, NULL, WNOHANG) == 0)
                 usleep(500);
-            set_stage(4);
+            int was = 2; /* only where the child left it: the parent may be at 5 already */
+            __atomic_compare_exchange_n(&S->stage, &was, 4, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
             wait_stage(5);
             waitpid(k, NULL, 0);
         } else {

@@ -105,11 +105,13 @@ static struct bind {
     uint64_t m_ctx;     /* a context's size as we learned or saw it (relaxed) */
 } g_binds[NBINDS];
 
-/* A rebuilt or rejoined region forgot the context size: put back ours. */
+/* A rebuilt or rejoined region forgot the context size (or holds garbage
+ * there): put back ours. */
 static void heal_ctx(cc_mem_region_t *r, int d, const struct bind *b)
 {
     uint64_t mine = __atomic_load_n(&b->m_ctx, __ATOMIC_RELAXED);
-    if (mine && !__atomic_load_n(&r->ctx_size[d], __ATOMIC_RELAXED))
+    uint64_t v = __atomic_load_n(&r->ctx_size[d], __ATOMIC_RELAXED);
+    if (mine && (!v || (b->cap && v > b->cap))) /* forgotten, or garbage */
         __atomic_store_n(&r->ctx_size[d], mine, __ATOMIC_RELAXED);
 }
 static int g_nbinds;
@@ -1026,10 +1028,11 @@ uint64_t cc_ml_ctx_size(int h)
     struct ledger *l = ledger_of(h, &d, &slot);
     if (!l) return 0;
     uint64_t v = __atomic_load_n(&l->r->ctx_size[d], __ATOMIC_RELAXED);
+    uint64_t cap = g_binds[h].cap;
+    if (cap && v > cap) v = 0; /* garbage (no context is larger than the cap): unknown */
     if (v) __atomic_store_n(&g_binds[h].m_ctx, v, __ATOMIC_RELAXED); /* kept for a rebuild */
     else v = __atomic_load_n(&g_binds[h].m_ctx, __ATOMIC_RELAXED);
-    uint64_t cap = g_binds[h].cap;
-    return cap && v > cap ? cap : v;
+    return v;
 }
 
 void cc_ml_set_ctx_size(int h, uint64_t bytes)

@@ -21,7 +21,7 @@
 #include "memory_graph.h"
 
 /* Before any process measured a context: about the H200's (~500 MiB with
- * CUDA 13), never more than the cap. */
+ * CUDA 13), never more than a quarter of the cap. */
 #define CC_CTX_DEFAULT (512ull << 20)
 
 /* Negative controls of mem.ctx.* (a library built with -DCC_TEST_CTX_CONTROL):
@@ -52,8 +52,12 @@ static int primary_active(CUdevice dev)
 uint64_t cc_mem_ctx_expected(const struct cc_mdev *m)
 {
     uint64_t e = cc_ml_ctx_size(m->h);
-    if (!e) e = cc_cfg.ctx_overhead ? cc_cfg.ctx_overhead : CC_CTX_DEFAULT;
-    return e < m->cap ? e : m->cap;
+    if (e) return e;
+    /* Unknown: normally the container's first context, in an empty
+     * container. A quarter of the cap at most, so that a small container
+     * whose learned size was lost (a rebuild) still admits one. */
+    e = cc_cfg.ctx_overhead ? cc_cfg.ctx_overhead : CC_CTX_DEFAULT;
+    return e < m->cap / 4 ? e : m->cap / 4;
 }
 
 int cc_mem_ctx_unlearned(CUdevice dev)
