@@ -3,7 +3,7 @@
 . "$(dirname "$0")/cli_lib.sh"
 C=$CUDACAP
 R=$CLI_TEST_TMP/cdiroot
-LIB=$(readlink -f "$(dirname "$CUDACAP_BIN")/../lib/libcudacap.so")
+LIB=$(readlink -f "$(dirname "$CUDACAP_BIN")/../lib")/libcudacap.so
 expect 0 "spec" $C cdi --name job1 --name job2 --mem 4g --sm 30 --root $R
 has '"cdiVersion": "0.6.0"' "version"; has '"kind": "cudacap.io/cap"' "kind"
 has '"name": "job1"' "device job1"; has '"name": "job2"' "device job2"

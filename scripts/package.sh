@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the Debian package (CPack DEB, prefix /usr, library and command only)
+# in build-pkg/, then checks it the way a node gets it: unpacked with dpkg -x
+# into a fresh folder, the tree, the package fields, and the unpacked command
+# finding the unpacked library. Prints the package's path.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=build-pkg
+cmake -S . -B $dir -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr -DCUDACAP_BUILD_TESTS=OFF >/dev/null
+cmake --build $dir -j"$(nproc)" >/dev/null
+(cd $dir && cpack -G DEB >/dev/null)
+deb=$(ls -t $dir/cudacap_*.deb | head -1)
+x=$(mktemp -d)
+trap 'rm -rf "$x"' EXIT
+dpkg -x "$deb" "$x"
+fail() { echo "package check: $*" >&2; exit 1; }
+ma=$(gcc -print-multiarch 2>/dev/null || true)
+libdir=usr/lib${ma:+/$ma}/cudacap
+[ -f "$x/$libdir/libcudacap.so.0" ] || [ -L "$x/$libdir/libcudacap.so.0" ] || fail "no $libdir/libcudacap.so.0"
+[ -L "$x/$libdir/libcudacap.so" ] || fail "no $libdir/libcudacap.so link"
+[ -x "$x/usr/bin/cudacap" ] || fail "no usr/bin/cudacap"
+[ -f "$x/usr/share/man/man1/cudacap.1" ] || [ -f "$x/usr/share/man/man1/cudacap.1.gz" ] || fail "no man page"
+[ -f "$x/usr/share/bash-completion/completions/cudacap" ] || fail "no completion"
+[ -f "$x/usr/share/doc/cudacap/LICENSE" ] || fail "no LICENSE"
+! find "$x" -name 'libcuda.so*' -o -name 'libnvidia-ml.so*' | grep -q . || fail "simulator in the package"
+dpkg-deb -f "$deb" Package Version Depends | grep -q '^Package: cudacap' || fail "fields"
+dpkg-deb -f "$deb" Depends | grep -q libc6 || fail "no libc6 dependency"
+want="$(readlink -f "$x/$libdir")/libcudacap.so"
+got=$(env -u LD_PRELOAD "$x/usr/bin/cudacap" run --state "$x/state" -- sh -c 'echo "$LD_PRELOAD"')
+[ "${got%%:*}" = "$want" ] || fail "the unpacked command preloads '$got', not $want"
+"$x/usr/bin/cudacap" cdi --name job1 --root /var/lib/cudacap/containers | grep -q "\"hostPath\": \"$want\"" \
+  || fail "cdi does not name the unpacked library"
+echo "package ok: $deb ($(dpkg-deb -f "$deb" Version), $(du -k "$deb" | cut -f1) KiB)"
