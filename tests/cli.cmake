@@ -94,3 +94,6 @@ add_dependencies(cudacap_demo_worker cudacap_cli cudacap_httpprobe)
 # Issue 12: the installed tree (cmake --install into a scratch prefix).
 cc_cli_test(install.tree install_tree.sh)
 set_property(TEST install.tree APPEND PROPERTY ENVIRONMENT "BUILD=${CMAKE_BINARY_DIR}")
+# A real runtime through the CDI spec (root, podman and runc; else skipped).
+cc_cli_test(cli.cdi.podman cli_cdi_podman.sh)
+set_tests_properties(cli.cdi.podman PROPERTIES RUN_SERIAL FALSE TIMEOUT 120)
