@@ -63,6 +63,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "cudacap/counters.h"
 #include "cudacap/mem_region.h"
 #include "region/region.h"
 #include "region/specs.h"
@@ -829,7 +830,7 @@ static void sub_clamped(uint64_t *p, uint64_t bytes)
     }
 }
 
-int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap)
+static int reserve(int h, uint64_t bytes, uint64_t cap)
 {
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
@@ -865,6 +866,20 @@ int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap)
         if (t < 2) sched_yield();
         else nanosleep(&(struct timespec){0, 20000L << (t - 2)}, NULL);
     }
+}
+
+/* Refusals are counted for the node's exporter (cudacap/counters.h), in the
+ * shared file only: the private ledger maps no file past its struct. */
+int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap)
+{
+    int r = reserve(h, bytes, cap);
+    if (r < 0) {
+        int d, slot;
+        struct ledger *l = ledger_of(h, &d, &slot);
+        if (l == &g_sh && d >= 0 && d < CC_MEM_DEVS)
+            __atomic_fetch_add(&cc_mem_counters(l->r)->refusals[d], 1, __ATOMIC_RELAXED);
+    }
+    return r;
 }
 
 void cc_ml_charge(int h, uint64_t bytes)
