@@ -97,3 +97,4 @@ set_property(TEST install.tree APPEND PROPERTY ENVIRONMENT "BUILD=${CMAKE_BINARY
 # A real runtime through the CDI spec (root, podman and runc; else skipped).
 cc_cli_test(cli.cdi.podman cli_cdi_podman.sh)
 set_tests_properties(cli.cdi.podman PROPERTIES RUN_SERIAL FALSE TIMEOUT 120)
+cc_cli_test(cli.metrics.counters cli_metrics_counters.sh)

@@ -19,13 +19,15 @@ static void usage(FILE *f)
     fputs("usage: cudacap metrics [--root ROOT | ROOT] [--output FILE | --listen [ADDR]:PORT]\n"
           "\n"
           "Prometheus text exposition (version 0.0.4) of every container under ROOT, with\n"
-          "DCGM-exporter style names and labels (container, gpu, UUID): cudacap_fb_used_bytes,\n"
-          "cudacap_fb_limit_bytes, cudacap_sm_util_percent, cudacap_sm_limit_percent, ...\n"
+          "DCGM-exporter style names and labels (cudacap_container, gpu = NVML index, UUID,\n"
+          "Hostname): cudacap_fb_used_bytes, cudacap_mem_refusals_total, cudacap_build_info,\n"
+          "cudacap_sm_utilization_ratio, cudacap_throttled_seconds_total, ...\n"
           "(docs/cli.md lists them). Read-only, like status.\n"
           "\n"
           "  --output FILE         write FILE atomically (for the node exporter's textfile\n"
           "                        collector: FILE ends in .prom)\n"
-          "  --listen [ADDR]:PORT  serve GET /metrics over HTTP until SIGTERM/SIGINT\n"
+          "  --listen [ADDR]:PORT  serve GET /metrics over HTTP until SIGTERM/SIGINT (e.g. :9477;\n"
+          "                        9400 is dcgm-exporter's)\n"
           "  --root ROOT           as for cudacap status\n",
           f);
 }

@@ -1,0 +1,48 @@
+# The exporter's counters and labels (issue 12): refusals at the memory cap
+# and throttled time under the SM cap counted by the library and exported as
+# counters; the gpu label is the NVML index (PCI order), not the minor
+# number; a container without a live process is idle; promtool (Debian's
+# prometheus package) accepts the exposition, when installed.
+. "$(dirname "$0")/cli_lib.sh"
+C=$CUDACAP
+mkdir -p $CUDACAP_ROOT
+U0=GPU-5ac1ca00-0000-4000-8000-000000000000
+# Memory: allocations into a 256 MiB cap until one is refused.
+expect 0 "capped run" $C run --mem 256m --keep --name mem -- $WORKER alloc --chunk 32 --seconds 0
+expect 0 "metrics" $C metrics
+L="cudacap_container=\"mem\",gpu=\"0\",UUID=\"$U0\",Hostname=\"testnode\""
+case "$out" in *"cudacap_mem_refusals_total{$L} "[1-9]*) ok "refusals counted" ;; *) fail "no refusals: $(printf '%s' "$out" | grep refusals)" ;; esac
+# Compute: a spinning worker at a 10 % cap waits for tokens.
+$C run --sm 10 --state $CUDACAP_ROOT/sm -- $WORKER spin --us 2000 --seconds 4 >/dev/null 2>&1 & bgpids+=($!)
+t=
+for i in $(seq 60); do
+  out=$($C metrics)
+  v=$(printf '%s\n' "$out" | sed -n 's/^cudacap_throttled_seconds_total{cudacap_container="sm",[^}]*} //p')
+  awk -v v="${v:-0}" 'BEGIN { exit !(v > 0.2) }' && t=$v && break
+  sleep 0.1
+done
+[ -n "$t" ] && ok "throttled seconds counted ($t s)" || fail "throttled: '${v:-}'"
+if command -v promtool >/dev/null; then
+  printf '%s\n' "$out" > $CLI_TEST_TMP/m.prom
+  lint=$(promtool check metrics < $CLI_TEST_TMP/m.prom 2>&1); rc=$?
+  [ $rc = 0 ] && ok "promtool check metrics: clean" || fail "promtool ($rc): $lint"
+else
+  echo "note: promtool not installed; exposition not linted"
+fi
+wait ${bgpids[-1]} 2>/dev/null
+# The worker is gone: idle, not its last utilization.
+expect 0 "status after the run" $C status
+case "$out" in *"idle / 10.0%"*) ok "status says idle" ;; *) fail "not idle: $out" ;; esac
+expect 0 "json" $C status --json
+[ "$(jfield sm gpu idle)" = true ] && ok "json idle" || fail "json idle: $(jfield sm gpu idle)"
+[ "$(jfield sm gpu sm_util_percent)" = null ] && ok "no stale utilization" || fail "util $(jfield sm gpu sm_util_percent)"
+expect 0 "metrics idle" $C metrics
+has "cudacap_sm_utilization_ratio{cudacap_container=\"sm\",gpu=\"0\",UUID=\"$U0\",Hostname=\"testnode\"} 0" "idle exports 0"
+# gpu = NVML index: the rank of the device's PCI folder, not its minor number.
+P=$CLI_TEST_TMP/nvproc
+mkdir -p $P/0000:3b:00.0 $P/0000:1a:00.0
+printf 'Device Minor:\t 5\nGPU UUID:\t GPU-other\n' > $P/0000:1a:00.0/information
+printf 'Device Minor:\t 0\nGPU UUID:\t %s\n' $U0 > $P/0000:3b:00.0/information
+expect 0 "metrics with a driver listing" env CUDACAP_NVIDIA_PROC=$P $C metrics
+has "cudacap_fb_used_bytes{cudacap_container=\"mem\",gpu=\"1\",UUID=\"$U0\"" "gpu label is the NVML index (1), not minor 0"
+finish
