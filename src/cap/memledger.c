@@ -869,16 +869,30 @@ static int reserve(int h, uint64_t bytes, uint64_t cap)
 }
 
 /* Refusals are counted for the node's exporter (cudacap/counters.h), in the
- * shared file only: the private ledger maps no file past its struct. */
+ * shared file only: the private ledger maps no file past its struct. The
+ * caller (cc_mem_reserve) asks twice before it refuses: once, then again
+ * after refreshing pools and overhead. So a failure is counted when it is
+ * the same thread's second in a row for the same handle and size (the
+ * refusal the program sees), and a failure the retry cures counts nothing. */
+static __thread int pend_h = -1;
+static __thread uint64_t pend_bytes;
+
 int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap)
 {
     int r = reserve(h, bytes, cap);
-    if (r < 0) {
-        int d, slot;
-        struct ledger *l = ledger_of(h, &d, &slot);
-        if (l == &g_sh && d >= 0 && d < CC_MEM_DEVS)
-            __atomic_fetch_add(&cc_mem_counters(l->r)->refusals[d], 1, __ATOMIC_RELAXED);
+    if (r == 0) {
+        if (pend_h == h) pend_h = -1;
+        return 0;
     }
+    if (pend_h != h || pend_bytes != bytes) {
+        pend_h = h, pend_bytes = bytes; /* the first try: wait for the retry */
+        return r;
+    }
+    pend_h = -1;
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (l == &g_sh && d >= 0 && d < CC_MEM_DEVS)
+        __atomic_fetch_add(&cc_mem_counters(l->r)->refusals[d], 1, __ATOMIC_RELAXED);
     return r;
 }
 
