@@ -167,6 +167,19 @@ static int lib_at(const char *path, char *buf, size_t len)
 #define CLI_MULTIARCH ""
 #endif
 
+const char *cli_root_arg(const char *pos, const char *opt)
+{
+    if (pos && opt) cli_usage_error("ROOT given twice (\"%s\" and --root %s)", pos, opt);
+    return cli_default_root(pos ? pos : opt);
+}
+
+void cli_root_positional(const char *a, const char **pos)
+{
+    if (a[0] == '-') cli_usage_error("unknown option %s", a);
+    if (*pos) cli_usage_error("unexpected argument \"%s\" (one ROOT only)", a);
+    *pos = a;
+}
+
 int cli_find_library(const char *opt, char *buf, size_t len)
 {
     if (opt && *opt) {

@@ -107,9 +107,7 @@ int cmd_metrics(int argc, char **argv)
         else if (cli_opt_val(argc, argv, &i, "--root", &v)) root_opt = v;
         else if (cli_opt_val(argc, argv, &i, "--output", &v)) out = v;
         else if (cli_opt_val(argc, argv, &i, "--listen", &v)) lis = v;
-        else if (argv[i][0] == '-') cli_usage_error("unknown option %s", argv[i]);
-        else if (pos) cli_usage_error("unexpected argument \"%s\" (one ROOT only)", argv[i]);
-        else pos = argv[i];
+        else cli_root_positional(argv[i], &pos);
     }
     if (pos && root_opt) cli_usage_error("ROOT given twice (\"%s\" and --root %s)", pos, root_opt);
     if (out && lis) cli_usage_error("--output and --listen exclude each other");

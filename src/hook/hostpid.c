@@ -23,6 +23,7 @@
 
 #include "cap/compute.h"
 #include "cap/compute_region.h"
+#include "memory_acct.h"
 #include "cap/memledger.h"
 #include "common/log.h"
 #include "devices.h"
@@ -167,12 +168,12 @@ static void ident_begin(struct ident *c, CUdevice dev)
 {
     c->armed = 0;
     c->fd = -1;
+    c->ordinal = (int)dev;
 #ifdef CC_TEST_NSPID_ONLY
     return;
 #endif
     if (__builtin_expect(cc_hostpid_known() != 0, 1) || cc_hostpid_nspid() != 0 || !any_cap())
         return;
-    c->ordinal = (int)dev;
     char path[CC_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/%s", cc_cfg.state_dir, CC_ID_LOCK_FILE);
     /* The folder may not exist yet: the regions are made at the first
@@ -228,6 +229,10 @@ static void ident_end(struct ident *c, CUresult r)
         if (ncand == 1) record(cand);
     }
     if (c->fd >= 0) close(c->fd); /* drops the lock (OFD and POSIX alike) */
+    /* The memory region at context creation, not at the first allocation:
+     * the cap (and the context's memory) shows in cudacap status as soon as
+     * a process holds a context (issue 12). A no-op without a memory cap. */
+    if (r == CUDA_SUCCESS && c->ordinal >= 0) (void)cc_mem_dev(c->ordinal);
 }
 
 CC_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
