@@ -44,6 +44,14 @@ has "cuMemGetInfo total 0.50 GiB" "capped"
 [ "$(stat -c %a $D)" = 700 ] && [ "$(stat -c %a $T/deep/er)" = 711 ] && ok "modes 0700 / parents 0711" \
   || fail "modes $(stat -c %a $D) $(stat -c %a $T/deep/er)"
 
+# 3b. HAMi's CUDA_TASK_PRIORITY / CUDA_OVERSUBSCRIBE: ignored, said once.
+expect 0 "HAMi variables" env CUDACAP_LOG_LEVEL=1 CUDA_TASK_PRIORITY=1 CUDA_OVERSUBSCRIBE=true \
+  $C run --mem 512m -- $WORKER alloc --chunk 64 --seconds 0
+[ "$(printf '%s\n' "$out" | grep -c 'CUDA_TASK_PRIORITY="1" is ignored')" = 1 ] && ok "priority: one warning" || fail "priority warning: $out"
+[ "$(printf '%s\n' "$out" | grep -c 'CUDA_OVERSUBSCRIBE="true" is ignored')" = 1 ] && ok "oversubscribe: one warning" || fail "oversubscribe warning: $out"
+expect 0 "CUDA_OVERSUBSCRIBE=false" env CUDACAP_LOG_LEVEL=1 CUDA_OVERSUBSCRIBE=false $C run --mem 512m -- $WORKER alloc --chunk 64 --seconds 0
+hasnt "is ignored" "no warning for false"
+
 # 4. top on a terminal: q quits, s sorts, lines fit the width.
 if command -v script >/dev/null && script -qec true /dev/null >/dev/null 2>&1; then
   strip() { sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' "$1" | tr -d '\r'; }
