@@ -19,6 +19,8 @@ libdir=usr/lib${ma:+/$ma}/cudacap
 [ -f "$x/$libdir/libcudacap.so.0" ] || [ -L "$x/$libdir/libcudacap.so.0" ] || fail "no $libdir/libcudacap.so.0"
 [ -L "$x/$libdir/libcudacap.so" ] || fail "no $libdir/libcudacap.so link"
 [ -x "$x/usr/bin/cudacap" ] || fail "no usr/bin/cudacap"
+[ -x "$x/usr/share/cudacap/node-install.sh" ] || fail "no node installer"
+scripts/check-glibc.sh "$x/$libdir/libcudacap.so" 2.17 >/dev/null || fail "the packaged library needs a glibc above 2.17"
 [ -f "$x/usr/share/man/man1/cudacap.1" ] || [ -f "$x/usr/share/man/man1/cudacap.1.gz" ] || fail "no man page"
 [ -f "$x/usr/share/bash-completion/completions/cudacap" ] || fail "no completion"
 [ -f "$x/usr/share/doc/cudacap/LICENSE" ] || fail "no LICENSE"

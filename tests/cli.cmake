@@ -99,3 +99,11 @@ cc_cli_test(cli.cdi.podman cli_cdi_podman.sh)
 set_tests_properties(cli.cdi.podman PROPERTIES RUN_SERIAL FALSE TIMEOUT 120)
 cc_cli_test(cli.metrics.counters cli_metrics_counters.sh)
 cc_cli_test(cli.node cli_node.sh)
+# glibc 2.17+ images: the library needs no GLIBC_ version above 2.17
+# (scripts/check-glibc.sh); the control: the same check at 2.16 must fail.
+if(CUDACAP_GLIBC_COMPAT)
+  add_test(NAME install.glibc COMMAND ${CMAKE_SOURCE_DIR}/scripts/check-glibc.sh ${CUDACAP_LIB_DIR}/libcudacap.so 2.17)
+  add_test(NAME install.glibc.negative_control
+           COMMAND ${CMAKE_SOURCE_DIR}/scripts/check-glibc.sh ${CUDACAP_LIB_DIR}/libcudacap.so 2.16)
+  set_tests_properties(install.glibc.negative_control PROPERTIES WILL_FAIL TRUE)
+endif()
