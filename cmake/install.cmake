@@ -4,7 +4,7 @@
 #   ${mandir}/man1/cudacap*.1
 #   ${datadir}/bash-completion/completions/cudacap
 #   ${docdir}/LICENSE, README.md, docs/*.md
-#   ${datadir}/cudacap/node-install.sh (the node installer's copy step)
+#   ${datadir}/cudacap/node-install.sh (the node installer, deploy/)
 # The simulator, tests and benches are never installed (a simulated
 # libcuda.so.1 on a node would shadow the driver).
 install(TARGETS cudacap LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/cudacap NAMELINK_SKIP)
@@ -20,6 +20,7 @@ install(FILES ${_cc_man} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/bash-completion/cudacap
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 install(FILES ${CMAKE_SOURCE_DIR}/LICENSE ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/deploy/node-install.sh DESTINATION ${CMAKE_INSTALL_DATADIR}/cudacap)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs FILES_MATCHING PATTERN "*.md")
 
 set(CPACK_GENERATOR DEB)
