@@ -24,12 +24,14 @@ scripts/check-glibc.sh "$x/$libdir/libcudacap.so" 2.17 >/dev/null || fail "the p
 [ -f "$x/usr/share/man/man1/cudacap.1" ] || [ -f "$x/usr/share/man/man1/cudacap.1.gz" ] || fail "no man page"
 [ -f "$x/usr/share/bash-completion/completions/cudacap" ] || fail "no completion"
 [ -f "$x/usr/share/doc/cudacap/LICENSE" ] || fail "no LICENSE"
-! find "$x" -name 'libcuda.so*' -o -name 'libnvidia-ml.so*' | grep -q . || fail "simulator in the package"
-dpkg-deb -f "$deb" Package Version Depends | grep -q '^Package: cudacap' || fail "fields"
-dpkg-deb -f "$deb" Depends | grep -q libc6 || fail "no libc6 dependency"
+sim=$(find "$x" -name 'libcuda.so*' -o -name 'libnvidia-ml.so*')
+[ -z "$sim" ] || fail "simulator in the package: $sim"
+fields=$(dpkg-deb -f "$deb" Package Version Depends) # captured: grep -q under pipefail would SIGPIPE dpkg-deb
+case "$fields" in *"Package: cudacap"*) ;; *) fail "fields: $fields" ;; esac
+case "$fields" in *"Depends: "*libc6*) ;; *) fail "no libc6 dependency: $fields" ;; esac
 want="$(readlink -f "$x/$libdir")/libcudacap.so"
 got=$(env -u LD_PRELOAD "$x/usr/bin/cudacap" run --state "$x/state" -- sh -c 'echo "$LD_PRELOAD"')
 [ "${got%%:*}" = "$want" ] || fail "the unpacked command preloads '$got', not $want"
-"$x/usr/bin/cudacap" cdi --name job1 --root /var/lib/cudacap/containers | grep -q "\"hostPath\": \"$want\"" \
-  || fail "cdi does not name the unpacked library"
+spec=$("$x/usr/bin/cudacap" cdi --name job1 --root /var/lib/cudacap/containers)
+case "$spec" in *"\"hostPath\": \"$want\""*) ;; *) fail "cdi does not name the unpacked library" ;; esac
 echo "package ok: $deb ($(dpkg-deb -f "$deb" Version), $(du -k "$deb" | cut -f1) KiB)"
