@@ -48,4 +48,17 @@ printf 'Device Minor:\t 5\nGPU UUID:\t GPU-other\n' > $P/0000:1a:00.0/informatio
 printf 'Device Minor:\t 0\nGPU UUID:\t %s\n' $U0 > $P/0000:3b:00.0/information
 expect 0 "metrics with a driver listing" env CUDACAP_NVIDIA_PROC=$P $C metrics
 has "cudacap_fb_used_bytes{cudacap_container=\"mem\",gpu=\"1\",UUID=\"$U0\"" "gpu label is the NVML index (1), not minor 0"
+# The HAMi layout: ROOT/<podUID>_<ctr>/<uuid>.cache.d; namespace and pod
+# name from the kubelet's /var/log/pods/<ns>_<pod>_<uid> (CUDACAP_POD_LOGS).
+uid=0f8e1c2a-1111-4222-8333-944455566677
+LIB=$(readlink -f "$(dirname "$CUDACAP_BIN")/../lib")/libcudacap.so
+mkdir -p $CUDACAP_ROOT/${uid}_train $CLI_TEST_TMP/pods/ml_trainer-0_$uid $CLI_TEST_TMP/pods/other_x_0f8e1c2a-0000-4222-8333-944455566677
+env LD_PRELOAD=${SANPRE:+$SANPRE:}$LIB CUDA_DEVICE_MEMORY_LIMIT=1g \
+  CUDA_DEVICE_MEMORY_SHARED_CACHE=$CUDACAP_ROOT/${uid}_train/$U0.cache \
+  $WORKER hold --mib 16 --seconds 20 --ready $CLI_TEST_TMP/hami.ready >/dev/null 2>&1 & bgpids+=($!)
+wait_for $CLI_TEST_TMP/hami.ready 20 || fail "HAMi-layout worker did not start"
+expect 0 "metrics, HAMi layout" env CUDACAP_POD_LOGS=$CLI_TEST_TMP/pods $C metrics
+has "cudacap_fb_limit_bytes{cudacap_container=\"${uid}_train\",pod_uid=\"$uid\",pod_namespace=\"ml\",pod_name=\"trainer-0\",pod_container=\"train\",gpu=\"0\",UUID=\"$U0\",Hostname=\"testnode\"} 1073741824" "pod labels from the folder and the kubelet's log folders"
+expect 0 "metrics, no pod logs" env CUDACAP_POD_LOGS=$CLI_TEST_TMP/none $C metrics
+has "pod_uid=\"$uid\",pod_container=\"train\",gpu" "without them: uid and container only"
 finish

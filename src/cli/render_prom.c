@@ -2,10 +2,12 @@
  * NVIDIA's DCGM exporter so that dashboards join on them: gpu (the NVML
  * index), UUID, Hostname; the container as cudacap_container (a plain
  * "container" clashes with the scrape target's own label and becomes
- * exported_container), and pod_uid with the HAMi layout (<podUID>_<ctr>).
+ * exported_container); with the HAMi layout (<podUID>_<ctr>) pod_uid,
+ * pod_container, and pod_namespace, pod_name from the kubelet's log folders.
  * Device figures once per device, ratios in base units (0..1), counters
  * as *_total, no pid as a value (a pid is a label of per-process series). */
 #include <ctype.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,7 +49,38 @@ static int pod_uid(const char *name, char *out)
     return 1;
 }
 
-/* {cudacap_container=..,[pod_uid=..,][gpu=..,UUID=..,]Hostname=..[,extra]} */
+/* Pod namespace and name of a pod UID, from the kubelet's log folders
+ * /var/log/pods/<namespace>_<name>_<uid> (CUDACAP_POD_LOGS; namespace and
+ * name are DNS-1123, without "_"): read once per exposition. The kubelet's
+ * pod-resources socket would give the same, over gRPC (TODO). */
+struct podname {
+    char uid[37], ns[64], name[254];
+};
+static struct podname pods[512];
+static int npods = -1;
+
+static void pods_scan(void)
+{
+    npods = 0;
+    const char *dir = getenv("CUDACAP_POD_LOGS");
+    DIR *d = opendir(dir && *dir ? dir : "/var/log/pods");
+    if (!d) return;
+    struct dirent *e;
+    while (npods < (int)(sizeof pods / sizeof pods[0]) && (e = readdir(d))) {
+        const char *a = strchr(e->d_name, '_'), *b = a ? strchr(a + 1, '_') : NULL;
+        if (!a || !b || strchr(b + 1, '_') || strlen(b + 1) != 36) continue;
+        struct podname *p = &pods[npods];
+        if ((size_t)(a - e->d_name) >= sizeof p->ns || (size_t)(b - a - 1) >= sizeof p->name) continue;
+        snprintf(p->uid, sizeof p->uid, "%s", b + 1);
+        snprintf(p->ns, sizeof p->ns, "%.*s", (int)(a - e->d_name), e->d_name);
+        snprintf(p->name, sizeof p->name, "%.*s", (int)(b - a - 1), a + 1);
+        npods++;
+    }
+    closedir(d);
+}
+
+/* {cudacap_container=..,[pod_uid=..,[pod_namespace=..,pod_name=..,]pod_container=..,]
+ *  [gpu=..,UUID=..,]Hostname=..[,extra]} */
 static void labels(FILE *f, const struct snap *x, const struct snap_dev *d, const char *extra)
 {
     char uid[40];
@@ -56,7 +89,21 @@ static void labels(FILE *f, const struct snap *x, const struct snap_dev *d, cons
         fputs("cudacap_container=\"", f);
         prom_val(f, x->name);
         fputs("\",", f);
-        if (pod_uid(x->name, uid)) fprintf(f, "pod_uid=\"%s\",", uid);
+        if (pod_uid(x->name, uid)) {
+            fprintf(f, "pod_uid=\"%s\",", uid);
+            for (int i = 0; i < npods; i++)
+                if (!strcmp(pods[i].uid, uid)) {
+                    fputs("pod_namespace=\"", f);
+                    prom_val(f, pods[i].ns);
+                    fputs("\",pod_name=\"", f);
+                    prom_val(f, pods[i].name);
+                    fputs("\",", f);
+                    break;
+                }
+            fputs("pod_container=\"", f);
+            prom_val(f, x->name + 37);
+            fputs("\",", f);
+        }
     }
     if (d) {
         fprintf(f, "gpu=\"%d\",UUID=\"", d->index);
@@ -131,6 +178,7 @@ static void device_util(FILE *f, struct snap *const *s, int n)
 
 void render_prom(FILE *f, struct snap *const *s, int n)
 {
+    pods_scan();
     head(f, "cudacap_build_info", "gauge", "cudacap's version (the value is 1).");
     fputs("cudacap_build_info", f);
     labels(f, NULL, NULL, "version=\"" CUDACAP_VERSION_STRING "\"");
