@@ -64,6 +64,11 @@ if command -v script >/dev/null && script -qec true /dev/null >/dev/null 2>&1; t
   [ "$w" -le 60 ] && ok "lines cut to 60 columns (widest $w)" || fail "a line of $w columns"
   (sleep 0.5; printf p; sleep 0.8; printf q) | timeout 10 script -qec "$C top --interval 0.1" /dev/null > $T/top2.out 2>&1
   strip $T/top2.out | grep -q PAUSED && ok "p pauses" || fail "no pause"
+  # run on a terminal: CMD's group gets the terminal (its tpgid is its pgrp).
+  timeout 10 script -qec "$C run -- sh -c 'read -r l < /proc/\$\$/stat; set -- \$l; echo pg=\$5 fg=\$8'" /dev/null > $T/tty.out 2>&1
+  l=$(strip $T/tty.out | grep 'pg=')
+  case "$l" in pg=*) [ "${l%% *}" = "pg=${l##*fg=}" ] && ok "CMD's group has the terminal ($l)" || fail "terminal: $l" ;;
+    *) fail "no output: $(cat $T/tty.out)" ;; esac
   n=$(strip $T/top2.out | grep -c '^cudacap top ')
   [ "$n" -le 8 ] && ok "no frames while paused ($n)" || fail "$n frames in 1.3 s at 0.1 s with a pause"
 else

@@ -213,6 +213,12 @@ int cmd_run(int argc, char **argv)
         cli_err("pipe: %s", strerror(errno));
         return 1;
     }
+    /* In the terminal's foreground, hand the terminal to CMD's group (as a
+     * shell does: in both processes, so CMD never reads it from the
+     * background), so it can read it and gets Ctrl-C itself; taken back after. */
+    int tty = -1;
+    if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp()) tty = STDIN_FILENO;
+    if (tty >= 0) signal(SIGTTOU, SIG_IGN);
     child = fork();
     if (child < 0) {
         cli_err("fork: %s", strerror(errno));
@@ -220,6 +226,8 @@ int cmd_run(int argc, char **argv)
     }
     if (child == 0) {
         setpgid(0, 0);
+        if (tty >= 0) tcsetpgrp(tty, getpid());
+        signal(SIGTTOU, SIG_DFL);
         for (int k = 0; k < NFWD; k++) signal(fwd_sigs[k], SIG_DFL);
         sigprocmask(SIG_SETMASK, &old, NULL);
         close(pfd[0]);
@@ -231,14 +239,7 @@ int cmd_run(int argc, char **argv)
     }
     close(pfd[1]);
     setpgid(child, child); /* also here: whichever runs first, the group exists before a signal */
-    /* In the terminal's foreground, hand the terminal to CMD's group (as a
-     * shell does), so it can read it and gets Ctrl-C itself; taken back after. */
-    int tty = -1;
-    if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp()) tty = STDIN_FILENO;
-    if (tty >= 0) {
-        signal(SIGTTOU, SIG_IGN);
-        tcsetpgrp(tty, child);
-    }
+    if (tty >= 0) tcsetpgrp(tty, child);
     sigprocmask(SIG_SETMASK, &old, NULL);
     int e = 0;
     ssize_t got;
