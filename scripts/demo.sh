@@ -67,14 +67,14 @@ awk -v settle="$SETTLE_S" '
   /^# t=/ { t = substr($2, 3) + 0; next }
   /^#/ { next }
   {
-    match($0, /container="[^"]*"/); c = substr($0, RSTART + 11, RLENGTH - 12)
+    if (!match($0, /cudacap_container="[^"]*"/)) next; c = substr($0, RSTART + 19, RLENGTH - 20)
     name = $0; sub(/\{.*/, "", name); v = $NF + 0
     seen[c] = 1
-    if (name == "cudacap_sm_limit_percent") smcap[c] = v
+    if (name == "cudacap_sm_limit_ratio") smcap[c] = v * 100
     if (name == "cudacap_fb_limit_bytes") memcap[c] = v
     if (name == "cudacap_processes" && v > procs[c]) procs[c] = v
     if (name == "cudacap_fb_used_bytes" && v > peak[c]) peak[c] = v
-    if (name == "cudacap_sm_util_percent" && t >= settle) { sum[c] += v; n[c]++ }
+    if (name == "cudacap_sm_utilization_ratio" && t >= settle) { sum[c] += v * 100; n[c]++ }
   }
   END {
     printf "   %-10s %6s %10s %12s %12s %14s %s\n", "CONTAINER", "PROCS", "SM CAP", "SM MEASURED",

@@ -12,7 +12,7 @@ list(TRANSFORM _cli_switched PREPEND ${CMAKE_SOURCE_DIR}/src/)
 add_library(cudacap_cli_common OBJECT ${_cli_srcs})
 target_include_directories(cudacap_cli_common PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include
                            ${CUDA_INCLUDE_DIR})
-target_compile_definitions(cudacap_cli_common PRIVATE CUDACAP_VERSION_STRING="${PROJECT_VERSION}")
+target_compile_definitions(cudacap_cli_common PRIVATE CUDACAP_VERSION_STRING="${PROJECT_VERSION}" ${CUDACAP_CLI_PATH_DEFS})
 function(cc_cli_variant target)
   add_executable(${target} $<TARGET_OBJECTS:cudacap_cli_common> ${_cli_switched})
   target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/src)
@@ -95,3 +95,20 @@ cc_cli_test(cli.top cli_top.sh)
 cc_cli_test(cli.cdi cli_cdi.sh)
 cc_cli_test(cli.doctor cli_doctor.sh)
 add_dependencies(cudacap_demo_worker cudacap_cli cudacap_httpprobe)
+# Issue 12: the installed tree (cmake --install into a scratch prefix).
+cc_cli_test(install.tree install_tree.sh)
+set_property(TEST install.tree APPEND PROPERTY ENVIRONMENT "BUILD=${CMAKE_BINARY_DIR}")
+# A real runtime through the CDI spec (root, podman and runc; else skipped).
+cc_cli_test(cli.cdi.podman cli_cdi_podman.sh)
+set_tests_properties(cli.cdi.podman PROPERTIES RUN_SERIAL FALSE TIMEOUT 120)
+cc_cli_test(cli.metrics.counters cli_metrics_counters.sh)
+cc_cli_test(cli.node cli_node.sh)
+# glibc 2.17+ images: the library needs no GLIBC_ version above 2.17
+# (scripts/check-glibc.sh); the control: the same check at 2.16 must fail.
+if(CUDACAP_GLIBC_COMPAT)
+  add_test(NAME install.glibc COMMAND ${CMAKE_SOURCE_DIR}/scripts/check-glibc.sh ${CUDACAP_LIB_DIR}/libcudacap.so 2.17)
+  add_test(NAME install.glibc.negative_control
+           COMMAND ${CMAKE_SOURCE_DIR}/scripts/check-glibc.sh ${CUDACAP_LIB_DIR}/libcudacap.so 2.16)
+  set_tests_properties(install.glibc.negative_control PROPERTIES WILL_FAIL TRUE)
+endif()
+cc_cli_test(deploy.install deploy_install.sh)

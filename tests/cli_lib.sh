@@ -6,6 +6,7 @@ fails=0
 rm -rf "$CLI_TEST_TMP" && mkdir -p "$CLI_TEST_TMP"
 export CUDACAP_ROOT=$CLI_TEST_TMP/root
 export CUDACAP_LOG_LEVEL=${CUDACAP_LOG_LEVEL:-0}
+export NODE_NAME=testnode # the exporter's Hostname label
 # Sanitizer builds: the runtime must come first in a program that preloads
 # the sanitized library; cudacap run keeps a runtime found in LD_PRELOAD
 # first. Only cudacap gets it (other tools of the scripts run plain).

@@ -8,11 +8,14 @@ $C run --mem 256m --state "$CUDACAP_ROOT/we\"ird\\name" -- $WORKER hold --mib 10
   --ready $CLI_TEST_TMP/ready >/dev/null 2>&1 & bgpids+=($!)
 wait_for $CLI_TEST_TMP/ready 20 || fail "worker did not start"
 expect 0 "metrics" $C metrics
-for m in fb_used_bytes fb_limit_bytes sm_util_percent gpu_util_percent sm_limit_percent \
-         sample_age_seconds device_processes sampling_owner_pid processes process_fb_used_bytes region_ok; do
+for m in build_info fb_used_bytes fb_limit_bytes sm_utilization_ratio gpu_utilization_ratio sm_limit_ratio \
+         sample_age_seconds device_processes sampler_active processes process_fb_used_bytes region_ok; do
   has "# HELP cudacap_$m " "HELP $m"; has "# TYPE cudacap_$m gauge" "TYPE $m"
 done
-has 'cudacap_fb_used_bytes{container="we\"ird\\name",gpu="0",UUID="GPU-5ac1ca00-0000-4000-8000-000000000000"} 77594624' "escaped label, value"
+for m in mem_refusals_total throttled_seconds_total; do has "# TYPE cudacap_$m counter" "counter $m"; done
+has 'cudacap_build_info{Hostname="testnode",version="' "build info"
+hasnt 'percent' "no percent units"; hasnt '_pid{' "no pid as a value"
+has 'cudacap_fb_used_bytes{cudacap_container="we\"ird\\name",gpu="0",UUID="GPU-5ac1ca00-0000-4000-8000-000000000000",Hostname="testnode"} 77594624' "escaped label, value"
 # Every sample line: name{labels} number.
 bad=$(printf '%s\n' "$out" | grep -v '^#' | grep -Ev '^[a-z_]+\{[^}]*\} [0-9.e+-]+$' || true)
 [ -z "$bad" ] && ok "every sample line well formed" || fail "malformed: $bad"
@@ -23,7 +26,7 @@ grep -q '^cudacap_fb_limit_bytes{.*} 268435456$' $CLI_TEST_TMP/cudacap.prom && o
 expect 1 "--output into a missing folder" $C metrics --output $CLI_TEST_TMP/no/such/f.prom; has "cannot write" "says why"
 
 expect 0 "missing ROOT: empty exposition" $C metrics $CLI_TEST_TMP/nonexistent
-hasnt "container=" "no samples"
+hasnt "cudacap_container=" "no samples"
 
 # HTTP: one request per connection, over bash's /dev/tcp.
 get() { # port path
@@ -33,7 +36,7 @@ get() { # port path
 }
 start_listener || fail "listener did not start: $(cat $CLI_TEST_TMP/listen.err)"
 out=$(get $port /metrics); has "HTTP/1.0 200 OK" "HTTP 200"; has "text/plain; version=0.0.4" "content type"
-has 'cudacap_fb_limit_bytes{container="we\"ird\\name"' "body"
+has 'cudacap_fb_limit_bytes{cudacap_container="we\"ird\\name"' "body"
 out=$(get $port /nope); has "HTTP/1.0 404" "404 elsewhere"
 out=$(get $port /metrics); has "HTTP/1.0 200 OK" "still serving after a 404"
 kill -TERM $lp; wait $lp; rc=$?

@@ -1,7 +1,7 @@
 # cudacap run: environment, preload, state folder, exit status and signals.
 . "$(dirname "$0")/cli_lib.sh"
 C=$CUDACAP
-LIB=$(readlink -f "$(dirname "$CUDACAP_BIN")/../lib/libcudacap.so")
+LIB=$(readlink -f "$(dirname "$CUDACAP_BIN")/../lib")/libcudacap.so
 
 expect 0 "true" $C run -- true
 expect 7 "exit status passes through" $C run -- sh -c 'exit 7'

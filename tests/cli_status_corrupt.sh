@@ -47,8 +47,8 @@ expect 0 "status --json" timeout -k 2 10 $C status --json
 has '"name":"garbage-memory","state_dir":"'$R'/garbage-memory","memory_region":"corrupt"' "json: corrupt"
 has '"memory_region_problem":"'$R'/hw/memory.region is corrupt: slots_hw 1000 is over 512"' "json: why"
 expect 0 "metrics" timeout -k 2 10 $C metrics
-has 'cudacap_region_ok{container="smcap",region="compute"} 0' "metrics: corrupt region not ok"
-hasnt 'container="garbage-memory",gpu' "metrics: no garbage devices"
+has 'cudacap_region_ok{cudacap_container="smcap",Hostname="testnode",region="compute"} 0' "metrics: corrupt region not ok"
+hasnt 'cudacap_container="garbage-memory",gpu' "metrics: no garbage devices"
 # Live: processes claim and free slots while status reads; never corrupt.
 rm -rf $R/*
 $C run --mem 1g --sm 30 --state $R/live -- bash -c \

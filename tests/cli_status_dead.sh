@@ -25,6 +25,6 @@ expect 0 "status after kill -9" $C status --json
 v=$(jfield c pid alive $pa)
 [ "$v" = false ] || [ -z "$v" ] && ok "dead process shown exited or gone" || fail "a alive=$v"
 expect 0 "metrics after kill -9" $C metrics
-has 'cudacap_fb_used_bytes{container="c",gpu="0",UUID="GPU-5ac1ca00-0000-4000-8000-000000000000"} '$((114 * M)) "metrics agree"
-has 'cudacap_processes{container="c"} 1' "one live process"
+has 'cudacap_fb_used_bytes{cudacap_container="c",gpu="0",UUID="GPU-5ac1ca00-0000-4000-8000-000000000000",Hostname="testnode"} '$((114 * M)) "metrics agree"
+has 'cudacap_processes{cudacap_container="c",Hostname="testnode"} 1' "one live process"
 finish

@@ -35,10 +35,10 @@ has "pid $pa" "lists a"
 
 expect 0 "metrics" $C metrics
 U='UUID="GPU-5ac1ca00-0000-4000-8000-000000000000"'
-has "cudacap_fb_used_bytes{container=\"c1\",gpu=\"0\",$U} $(((428) * M))" "c1 fb_used"
-has "cudacap_fb_limit_bytes{container=\"c1\",gpu=\"0\",$U} $((1024 * M))" "c1 fb_limit"
-has "cudacap_fb_used_bytes{container=\"c2\",gpu=\"0\",$U} $((114 * M))" "c2 fb_used"
-has "cudacap_process_fb_used_bytes{container=\"c1\",gpu=\"0\",$U,pid=\"$pb\"} $((264 * M))" "b per process"
-has 'cudacap_processes{container="c1"} 2' "c1 processes"
-has 'cudacap_region_ok{container="c1",region="memory"} 1' "region ok"
+has "cudacap_fb_used_bytes{cudacap_container=\"c1\",gpu=\"0\",$U,Hostname=\"testnode\"} $(((428) * M))" "c1 fb_used"
+has "cudacap_fb_limit_bytes{cudacap_container=\"c1\",gpu=\"0\",$U,Hostname=\"testnode\"} $((1024 * M))" "c1 fb_limit"
+has "cudacap_fb_used_bytes{cudacap_container=\"c2\",gpu=\"0\",$U,Hostname=\"testnode\"} $((114 * M))" "c2 fb_used"
+has "cudacap_process_fb_used_bytes{cudacap_container=\"c1\",gpu=\"0\",$U,Hostname=\"testnode\",pid=\"$pb\"} $((264 * M))" "b per process"
+has 'cudacap_processes{cudacap_container="c1",Hostname="testnode"} 2' "c1 processes"
+has 'cudacap_region_ok{cudacap_container="c1",Hostname="testnode",region="memory"} 1' "region ok"
 finish

@@ -28,8 +28,8 @@ expect 0 "status --json" $C status --json
 has '"name":"midrebuild","state_dir":"'"$R"'/midrebuild","memory_region":"no data"' "json: no data"
 has '"name":"empty","state_dir":"'"$R"'/empty","memory_region":"absent","compute_region":"absent"' "json: absent"
 expect 0 "metrics" $C metrics
-has 'cudacap_region_ok{container="newlayout",region="memory"} 0' "metrics: region not ok"
-has 'cudacap_region_ok{container="good",region="memory"} 1' "metrics: good region ok"
+has 'cudacap_region_ok{cudacap_container="newlayout",Hostname="testnode",region="memory"} 0' "metrics: region not ok"
+has 'cudacap_region_ok{cudacap_container="good",Hostname="testnode",region="memory"} 1' "metrics: good region ok"
 # HAMi / Volcano layout: the state folder is <ctr>/<uuid>.cache.d.
 mkdir -p $R/hami/abc.cache.d && cp $R/good/memory.region $R/hami/abc.cache.d/
 expect 0 "status --json" $C status --json

@@ -16,7 +16,7 @@ for f in memory.region compute.region; do
     for mode in "" --json; do
       rm -rf $R/*; mkdir -p $R/c; cp $CLI_TEST_TMP/good/$f $R/c/
       $C status $mode >$CLI_TEST_TMP/out 2>$CLI_TEST_TMP/err & p=$!
-      for i in $(seq 600); do grep -q "peek: paused" $CLI_TEST_TMP/err && break; sleep 0.05; done
+      for i in $(seq 600); do grep -q "peek: paused" $CLI_TEST_TMP/err && break; sleep 0.05; done # 30 s: loaded ASan runs
       truncate -s $size $R/c/$f
       wait $p; rc=$?
       out=$(cat $CLI_TEST_TMP/out)

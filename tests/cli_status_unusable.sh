@@ -44,9 +44,9 @@ has '"name":"fifo-memory","state_dir":"'$R'/fifo-memory","memory_region":"unusab
 has '"memory_region_problem":"'$R'/fifo-memory/memory.region is a FIFO"' "json: why"
 expect 0 "top" timeout -k 1 $T $C top --iterations 2 --interval 0.1
 expect 0 "metrics" timeout -k 1 $T $C metrics
-has 'cudacap_region_ok{container="sym-compute",region="compute"} 0' "metrics: region not ok"
+has 'cudacap_region_ok{cudacap_container="sym-compute",Hostname="testnode",region="compute"} 0' "metrics: region not ok"
 # A sampling.lock that is not a plain file: the owner is not known, the rest is shown.
-has 'cudacap_region_ok{container="fifo-sampling",region="memory"} 1' "FIFO lock: regions still read"
+has 'cudacap_region_ok{cudacap_container="fifo-sampling",Hostname="testnode",region="memory"} 1' "FIFO lock: regions still read"
 start_listener || fail "listener did not start: $(cat $CLI_TEST_TMP/listen.err)"
 expect 0 "exporter answers with FIFOs present" timeout -k 1 $T $HTTPPROBE scrape $port $((T * 1000))
 kill -9 $lp; wait $lp 2>/dev/null # (a blocking control build would not stop on TERM)

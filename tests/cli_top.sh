@@ -15,7 +15,13 @@ hist=$(printf '%s' "$last" | sed -E 's/^.* [0-9]+  //')
 [ ${#hist} = 3 ] && ok "history of 3 frames: '$hist'" || fail "history '$hist' in: $last"
 case "$hist" in *[:=-]) ok "last frame near 30 %" ;; *) fail "last frame '$hist'" ;; esac
 case "$last" in *"/ 30.0%"*) ok "cap shown" ;; *) fail "no cap: $last" ;; esac
-expect 0 "utf-8 bars" env LC_ALL=C.UTF-8 $C top --iterations 1 --interval 0.1 --brief
-case "$out" in *$'\xe2\x96'*) ok "block characters" ;; *) fail "no block characters: $out" ;; esac
+# A level under 1/16 draws "_" in either ramp: retried while the worker is
+# slow to reach its cap (a loaded sanitizer build showed 4 %).
+for i in 1 2 3 4 5 6; do
+  out=$(env LC_ALL=C.UTF-8 $C top --iterations 1 --interval 0.1 --brief 2>&1)
+  case "$out" in *$'\xe2\x96'*) break ;; esac
+  sleep 0.3
+done
+case "$out" in *$'\xe2\x96'*) ok "utf-8 block characters" ;; *) fail "no block characters: $out" ;; esac
 expect 1 "missing ROOT" $C top --iterations 1 $CLI_TEST_TMP/nonexistent
 finish

@@ -14,6 +14,7 @@
 #include "cap/capture.h"
 #include "cap/compute.h"
 #include "cap/compute_region.h"
+#include "cudacap/counters.h"
 #include "cap/controller.h"
 #include "cap/election.h"
 #include "common/log.h"
@@ -237,7 +238,11 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
 #else
     if (measure == 2) cost = admit_untimed(d, key, blocks, &measure, &probe);
 #endif
-    cc_bucket_take(&d->line->tokens, cost, &d->line->throttled, &d->drip);
+    uint64_t waited = cc_bucket_take(&d->line->tokens, cost, &d->line->throttled, &d->drip);
+    /* Throttled time for the node's exporter (cudacap/counters.h): only a
+     * launch that waited pays for the add, and only on a shared line. */
+    if (waited && region && d->idx >= 0 && d->idx < (int)CC_COMPUTE_DEVICES && d->line == &region->dev[d->idx])
+        __atomic_fetch_add(&cc_compute_counters(region)->throttled_ns[d->idx], waited, __ATOMIC_RELAXED);
     /* The start event after admission: recorded before it, a timing would
      * include our own wait for tokens (every wait, once tokens drip in:
      * 1.5 ms kernels timed at 5-60 ms on the simulator, the share driven to

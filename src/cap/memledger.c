@@ -63,6 +63,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "cudacap/counters.h"
 #include "cudacap/mem_region.h"
 #include "region/region.h"
 #include "region/specs.h"
@@ -1042,6 +1043,17 @@ void cc_ml_set_ctx_size(int h, uint64_t bytes)
     if (!l) return;
     __atomic_store_n(&g_binds[h].m_ctx, bytes, __ATOMIC_RELAXED);
     __atomic_store_n(&l->r->ctx_size[d], bytes, __ATOMIC_RELAXED);
+}
+
+/* Refusals are counted for the node's exporter (cudacap/counters.h), in the
+ * shared file only: the private ledger maps no file past its struct. The
+ * hook layer calls this once per refusal the program sees. */
+void cc_ml_count_refusal(int h)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (l == &g_sh && d >= 0 && d < CC_MEM_DEVS)
+        __atomic_fetch_add(&cc_mem_counters(l->r)->refusals[d], 1, __ATOMIC_RELAXED);
 }
 
 void cc_ml_charge(int h, uint64_t bytes)

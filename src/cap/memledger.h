@@ -29,6 +29,9 @@ int cc_ml_device(const char *state_dir, const char *uuid, uint64_t limit);
  * fits: one atomic add and a scan of the slots in use (8 bytes each). */
 int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap);
 
+/* Counts a refusal the program saw (cudacap_mem_refusals_total). */
+void cc_ml_count_refusal(int h);
+
 /* Adds bytes without a check (memory the driver already handed out that we
  * could not check first) / gives back bytes reserved before. */
 void cc_ml_charge(int h, uint64_t bytes);

@@ -137,44 +137,80 @@ const char *cli_default_root(const char *opt)
     return buf;
 }
 
+/* path made absolute with its folder resolved (realpath) but its last
+ * component kept: the plain name libcudacap.so stays a link to the current
+ * version, so a spec or environment naming it survives an upgrade. */
+static int lib_at(const char *path, char *buf, size_t len)
+{
+    char d[PATH_MAX + 64];
+    if ((size_t)snprintf(d, sizeof d, "%s", path) >= sizeof d) return -1;
+    char *slash = strrchr(d, '/');
+    const char *base = slash ? slash + 1 : d, *folder = ".";
+    if (!*base) return -1;
+    if (slash == d) folder = "/";
+    else if (slash) *slash = 0, folder = d;
+    char *rdir = realpath(folder, NULL);
+    if (!rdir) return -1;
+    char full[2 * PATH_MAX];
+    snprintf(full, sizeof full, "%s/%s", strcmp(rdir, "/") ? rdir : "", base);
+    free(rdir);
+    struct stat st;
+    if (stat(full, &st) != 0 || !S_ISREG(st.st_mode) || access(full, R_OK) != 0) return -1;
+    if ((size_t)snprintf(buf, len, "%s", full) >= len) return -1;
+    return 0;
+}
+
+#ifndef CLI_REL_LIBDIR
+#define CLI_REL_LIBDIR "../lib/cudacap"
+#endif
+#ifndef CLI_MULTIARCH
+#define CLI_MULTIARCH ""
+#endif
+
+const char *cli_root_arg(const char *pos, const char *opt)
+{
+    if (pos && opt) cli_usage_error("ROOT given twice (\"%s\" and --root %s)", pos, opt);
+    return cli_default_root(pos ? pos : opt);
+}
+
+void cli_root_positional(const char *a, const char **pos)
+{
+    if (a[0] == '-') cli_usage_error("unknown option %s", a);
+    if (*pos) cli_usage_error("unexpected argument \"%s\" (one ROOT only)", a);
+    *pos = a;
+}
+
 int cli_find_library(const char *opt, char *buf, size_t len)
 {
     if (opt && *opt) {
-        char *r = realpath(opt, NULL);
-        if (r && access(r, R_OK) == 0) {
-            snprintf(buf, len, "%s", r);
-            free(r);
-            return 0;
-        }
-        free(r);
+        if (lib_at(opt, buf, len) == 0) return 0;
         snprintf(buf, len, "%s", opt);
         return -1;
     }
-    char exe[PATH_MAX];
+    /* Beside this binary: the installed tree's libdir (any prefix), then
+     * the build tree's lib/; then the usual absolute places. */
+    char exe[PATH_MAX], cand[6][PATH_MAX + 64];
+    int nc = 0;
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    char tried[2 * PATH_MAX] = "";
     if (n > 0) {
         exe[n] = 0;
         char *slash = strrchr(exe, '/');
         if (slash) {
             *slash = 0;
-            char cand[PATH_MAX + 32];
-            snprintf(cand, sizeof cand, "%s/../lib/libcudacap.so", exe);
-            char *r = realpath(cand, NULL);
-            if (r && access(r, R_OK) == 0) {
-                snprintf(buf, len, "%s", r);
-                free(r);
-                return 0;
-            }
-            free(r);
-            snprintf(tried, sizeof tried, "%s, ", cand);
+            snprintf(cand[nc++], sizeof cand[0], "%s/" CLI_REL_LIBDIR "/libcudacap.so", exe);
+            snprintf(cand[nc++], sizeof cand[0], "%s/../lib/libcudacap.so", exe);
         }
     }
-    if (access(CLI_INSTALLED_LIB, R_OK) == 0) {
-        snprintf(buf, len, "%s", CLI_INSTALLED_LIB);
-        return 0;
+    snprintf(cand[nc++], sizeof cand[0], "%s", CLI_INSTALLED_LIB);
+    if (CLI_MULTIARCH[0]) snprintf(cand[nc++], sizeof cand[0], "/usr/lib/%s/cudacap/libcudacap.so", CLI_MULTIARCH);
+    snprintf(cand[nc++], sizeof cand[0], "/usr/lib/cudacap/libcudacap.so");
+    char tried[8 * PATH_MAX] = "";
+    for (int i = 0; i < nc; i++) {
+        if (lib_at(cand[i], buf, len) == 0) return 0;
+        size_t t = strlen(tried);
+        snprintf(tried + t, sizeof tried - t, "%s%s", t ? ", " : "", cand[i]);
     }
-    snprintf(buf, len, "%s%s", tried, CLI_INSTALLED_LIB);
+    snprintf(buf, len, "%s", tried);
     return -1;
 }
 

@@ -39,10 +39,18 @@ void cli_check_devices(const char *opt, const char *v);
  * $CUDACAP_ROOT, else /var/lib/cudacap/containers for root and
  * /tmp/cudacap-<uid>/containers for anyone else. Returns a static buffer. */
 const char *cli_default_root(const char *opt);
+/* The same from a positional ROOT or --root (both given: usage error). */
+const char *cli_root_arg(const char *pos, const char *opt);
+/* An argument no option took: an unknown option, a second ROOT (usage
+ * errors), or the positional ROOT (*pos). */
+void cli_root_positional(const char *a, const char **pos);
 
-/* The interposer: opt if set, else <dir of this binary>/../lib/libcudacap.so,
- * else CLI_INSTALLED_LIB. Returns 0 and fills buf with an absolute path, or
- * -1 (buf holds the paths tried, for the message). */
+/* The interposer: opt if set, else <dir of this binary>/CLI_REL_LIBDIR
+ * (the installed tree, e.g. ../lib/x86_64-linux-gnu/cudacap), else
+ * <dir>/../lib/libcudacap.so (the build tree), else CLI_INSTALLED_LIB,
+ * /usr/lib/<multiarch>/cudacap, /usr/lib/cudacap. The folder is resolved,
+ * the file name kept (the plain-name link). Returns 0 and fills buf with an
+ * absolute path, or -1 (buf holds the paths tried, for the message). */
 #define CLI_INSTALLED_LIB "/usr/local/lib/cudacap/libcudacap.so"
 int cli_find_library(const char *opt, char *buf, size_t len);
 

@@ -1,6 +1,7 @@
-/* cudacap cdi: a CDI specification (Container Device Interface, spec 0.6.0)
- * for runtimes that speak CDI (containerd, CRI-O, Podman). Each --name is a
- * CDI device "<kind>=<name>" whose edits inject the library, the caps, and
+/* cudacap cdi: a CDI specification (Container Device Interface) for
+ * runtimes that speak CDI (containerd, CRI-O, Podman), at the lowest
+ * cdiVersion its content needs (cdi_min_version), so older runtimes accept
+ * it. Each --name is a CDI device "<kind>=<name>" whose edits inject the library, the caps, and
  * that container's own state folder, emptied before every start by a
  * createRuntime hook running `cudacap prepare`. */
 #include <ctype.h>
@@ -29,37 +30,70 @@ static void usage(FILE *f)
           "  CUDACAP_STATE_DIR=" CTR_STATE " (ROOT/NAME bind-mounted there), and\n"
           "  a createRuntime hook running 'cudacap prepare ROOT/NAME' before each start.\n"
           "\n"
-          "  --name NAME          device and state folder name ([A-Za-z0-9][A-Za-z0-9_.-]*)\n"
+          "  --name NAME          device and state folder name (letters, digits, _ . -;\n"
+          "                       first and last a letter or digit)\n"
           "  --mem SIZE, --sm PCT the caps, as for cudacap run\n"
           "  --root ROOT          host folder of state folders (as for cudacap status)\n"
           "  --lib PATH           the library on the host (default: as for cudacap run)\n"
           "  --kind VENDOR/CLASS  CDI kind, default cudacap.io/cap\n"
           "  --output FILE        write FILE (e.g. /etc/cdi/cudacap.json) and create the\n"
-          "                       missing state folders (CDI bind mounts need them)\n",
+          "                       missing state folders (CDI bind mounts need them)\n"
+          "\n"
+          "The cdiVersion is the lowest the content needs (runtimes reject versions they\n"
+          "do not know): 0.3.0, or 0.5.0 for a NAME starting with a digit, 0.6.0 for a\n"
+          "\".\" in CLASS.\n",
           f);
 }
 
+/* CDI's name rules (pkg/parser): a device name of letters, digits, "_",
+ * ".", "-" (we leave out ":", not a folder-name character everywhere),
+ * starting and ending with a letter or digit; a vendor of letters, digits,
+ * "_", ".", "-" starting with a letter; a class of letters, digits, "_",
+ * "-" and (0.6.0) "."; vendor and class ending with a letter or digit. */
 static int valid_name(const char *n)
 {
-    if (!isalnum((unsigned char)n[0])) return 0;
+    size_t l = strlen(n);
+    if (!l || !isalnum((unsigned char)n[0]) || !isalnum((unsigned char)n[l - 1])) return 0;
     for (; *n; n++)
         if (!isalnum((unsigned char)*n) && *n != '_' && *n != '.' && *n != '-') return 0;
+    return 1;
+}
+
+static int valid_part(const char *p, size_t l)
+{
+    if (!l || !isalpha((unsigned char)p[0]) || !isalnum((unsigned char)p[l - 1])) return 0;
+    for (size_t i = 0; i < l; i++)
+        if (!isalnum((unsigned char)p[i]) && !strchr("._-", p[i])) return 0;
     return 1;
 }
 
 static int valid_kind(const char *k)
 {
     const char *slash = strchr(k, '/');
-    if (!slash || slash == k || !slash[1] || strchr(slash + 1, '/')) return 0;
-    for (const char *p = k; *p; p++)
-        if (!isalnum((unsigned char)*p) && !strchr("._-/", *p)) return 0;
-    return 1;
+    if (!slash || strchr(slash + 1, '/')) return 0;
+    return valid_part(k, (size_t)(slash - k)) && valid_part(slash + 1, strlen(slash + 1));
+}
+
+/* The CDI library's rule (specs-go/version.go): a spec must declare at least
+ * the version its content needs, and runtimes reject versions they do not
+ * know (Debian 12's podman 4.3.1 knows up to 0.5.0). What this command
+ * writes needs: env, mounts without "type", hooks: 0.3.0 (the earliest
+ * supported); a device name starting with a digit: 0.5.0; a "." in the
+ * kind's class (after the "/"): 0.6.0. We never write annotations (0.6.0),
+ * mount types (0.4.0), device nodes, GIDs or RDT (0.7.0+). */
+static const char *cdi_min_version(const char *kind, char **names, int n)
+{
+    const char *class = strchr(kind, '/');
+    if (class && strchr(class + 1, '.')) return "0.6.0";
+    for (int i = 0; i < n; i++)
+        if (names[i][0] >= '0' && names[i][0] <= '9') return "0.5.0";
+    return "0.3.0";
 }
 
 static void emit(FILE *f, const char *kind, char **names, int n, const char *mem, const char *sm,
                  const char *root, const char *lib, const char *self)
 {
-    fputs("{\n  \"cdiVersion\": \"0.6.0\",\n  \"kind\": ", f);
+    fprintf(f, "{\n  \"cdiVersion\": \"%s\",\n  \"kind\": ", cdi_min_version(kind, names, n));
     json_str(f, kind);
     fputs(",\n  \"devices\": [", f);
     for (int i = 0; i < n; i++) {

@@ -19,13 +19,15 @@ static void usage(FILE *f)
     fputs("usage: cudacap metrics [--root ROOT | ROOT] [--output FILE | --listen [ADDR]:PORT]\n"
           "\n"
           "Prometheus text exposition (version 0.0.4) of every container under ROOT, with\n"
-          "DCGM-exporter style names and labels (container, gpu, UUID): cudacap_fb_used_bytes,\n"
-          "cudacap_fb_limit_bytes, cudacap_sm_util_percent, cudacap_sm_limit_percent, ...\n"
+          "DCGM-exporter style names and labels (cudacap_container, gpu = NVML index, UUID,\n"
+          "Hostname): cudacap_fb_used_bytes, cudacap_mem_refusals_total, cudacap_build_info,\n"
+          "cudacap_sm_utilization_ratio, cudacap_throttled_seconds_total, ...\n"
           "(docs/cli.md lists them). Read-only, like status.\n"
           "\n"
           "  --output FILE         write FILE atomically (for the node exporter's textfile\n"
           "                        collector: FILE ends in .prom)\n"
-          "  --listen [ADDR]:PORT  serve GET /metrics over HTTP until SIGTERM/SIGINT\n"
+          "  --listen [ADDR]:PORT  serve GET /metrics over HTTP until SIGTERM/SIGINT (e.g. :9477;\n"
+          "                        9400 is dcgm-exporter's)\n"
           "  --root ROOT           as for cudacap status\n",
           f);
 }
@@ -105,9 +107,7 @@ int cmd_metrics(int argc, char **argv)
         else if (cli_opt_val(argc, argv, &i, "--root", &v)) root_opt = v;
         else if (cli_opt_val(argc, argv, &i, "--output", &v)) out = v;
         else if (cli_opt_val(argc, argv, &i, "--listen", &v)) lis = v;
-        else if (argv[i][0] == '-') cli_usage_error("unknown option %s", argv[i]);
-        else if (pos) cli_usage_error("unexpected argument \"%s\" (one ROOT only)", argv[i]);
-        else pos = argv[i];
+        else cli_root_positional(argv[i], &pos);
     }
     if (pos && root_opt) cli_usage_error("ROOT given twice (\"%s\" and --root %s)", pos, root_opt);
     if (out && lis) cli_usage_error("--output and --listen exclude each other");

@@ -26,8 +26,9 @@ static void usage(FILE *f)
           "CUDACAP_SM_LIMIT, CUDACAP_STATE_DIR and CUDA_VISIBLE_DEVICES, preloads\n"
           "libcudacap.so (LD_PRELOAD, before any existing entries), and waits for CMD.\n"
           "CMD's exit status passes through; a CMD killed by a signal kills cudacap with\n"
-          "the same signal (exit status 128+N in a shell). SIGTERM, SIGINT, SIGHUP,\n"
-          "SIGQUIT, SIGUSR1 and SIGUSR2 sent to cudacap are forwarded to CMD.\n"
+          "the same signal (exit status 128+N in a shell). CMD runs in a process group\n"
+          "of its own; SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to\n"
+          "cudacap are forwarded to that whole group (a script's background workers too).\n"
           "\n"
           "  --mem SIZE      memory cap per device (4g, 512m, 1048576)\n"
           "  --sm PCT        SM utilization cap in percent, 1..100\n"
@@ -46,13 +47,15 @@ static void usage(FILE *f)
 
 static pid_t child;
 
-/* Forwards a signal another process sent us. A signal from the terminal
- * (si_code SI_KERNEL) reached CMD's process group already: forwarding it
- * would deliver it twice. */
+/* Forwards a signal to CMD's whole process group, so the background
+ * workers of a shell script get it too (a SIGTERM that killed only `bash -c`
+ * left its workers running, capped and orphaned). CMD leads its own group:
+ * a terminal's signals reach it directly only when it has the terminal
+ * (tcsetpgrp below); otherwise they reach us, and we pass them on. */
 static void forward(int sig, siginfo_t *si, void *uc)
 {
-    (void)uc;
-    if (child > 0 && (!si || si->si_code <= 0)) kill(child, sig);
+    (void)si, (void)uc;
+    if (child > 0 && kill(-child, sig) != 0) kill(child, sig);
 }
 
 static const int fwd_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -210,12 +213,21 @@ int cmd_run(int argc, char **argv)
         cli_err("pipe: %s", strerror(errno));
         return 1;
     }
+    /* In the terminal's foreground, hand the terminal to CMD's group (as a
+     * shell does: in both processes, so CMD never reads it from the
+     * background), so it can read it and gets Ctrl-C itself; taken back after. */
+    int tty = -1;
+    if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp()) tty = STDIN_FILENO;
+    if (tty >= 0) signal(SIGTTOU, SIG_IGN);
     child = fork();
     if (child < 0) {
         cli_err("fork: %s", strerror(errno));
         return 1;
     }
     if (child == 0) {
+        setpgid(0, 0);
+        if (tty >= 0) tcsetpgrp(tty, getpid());
+        signal(SIGTTOU, SIG_DFL);
         for (int k = 0; k < NFWD; k++) signal(fwd_sigs[k], SIG_DFL);
         sigprocmask(SIG_SETMASK, &old, NULL);
         close(pfd[0]);
@@ -226,6 +238,8 @@ int cmd_run(int argc, char **argv)
         _exit(127);
     }
     close(pfd[1]);
+    setpgid(child, child); /* also here: whichever runs first, the group exists before a signal */
+    if (tty >= 0) tcsetpgrp(tty, child);
     sigprocmask(SIG_SETMASK, &old, NULL);
     int e = 0;
     ssize_t got;
@@ -234,6 +248,7 @@ int cmd_run(int argc, char **argv)
     close(pfd[0]);
     int status = 0;
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+    if (tty >= 0) tcsetpgrp(tty, getpgrp());
     int rc;
     if (got == (ssize_t)sizeof e) {
         cli_err("cannot run %s: %s", cmd[0], strerror(e));

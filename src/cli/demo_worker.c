@@ -6,6 +6,8 @@
  *                                         of memory, then hold them S seconds
  *   hold  --mib MIB --seconds S [--ready FILE]
  *                                         allocate MIB MiB, touch FILE, hold
+ *   ctx   --seconds S [--ready FILE]       a context only: no allocation, no
+ *                                         memory query; touch FILE, hold
  * Prints one line per phase; exit 0 on success, 1 on an unexpected error,
  * 2 on bad arguments. */
 #include <cuda.h>
@@ -47,9 +49,16 @@ static void sleep_s(double s)
     while (nanosleep(&ts, &ts) != 0) {}
 }
 
+static void touch(const char *path)
+{
+    if (!path) return;
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) close(fd);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) return bad("usage: cudacap_demo_worker spin|alloc|hold [options]");
+    if (argc < 2) return bad("usage: cudacap_demo_worker spin|alloc|hold|ctx [options]");
     const char *mode = argv[1], *ready = NULL;
     uint64_t us = 1000, blocks = 132, chunk = 256ull << 20, bytes = 0;
     double seconds = 5;
@@ -114,13 +123,15 @@ int main(int argc, char **argv)
         printf("pid %d: holding %llu bytes; container uses %llu of %llu\n", (int)getpid(),
                (unsigned long long)bytes, (unsigned long long)(tot - fr), (unsigned long long)tot);
         fflush(stdout);
-        if (ready) {
-            int fd = open(ready, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-            if (fd >= 0) close(fd);
-        }
+        touch(ready);
+        sleep_s(seconds);
+    } else if (!strcmp(mode, "ctx")) {
+        printf("pid %d: holding a context\n", (int)getpid());
+        fflush(stdout);
+        touch(ready);
         sleep_s(seconds);
     } else {
-        return bad("mode must be spin, alloc or hold");
+        return bad("mode must be spin, alloc, hold or ctx");
     }
     return 0;
 }

@@ -62,7 +62,8 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
             else
                 snprintf(mem, sizeof mem, "-");
             if (d->has_sm)
-                snprintf(util, sizeof util, "%s / %s", render_pct(d->has_sample, d->util_pm, u1, sizeof u1),
+                snprintf(util, sizeof util, "%s / %s",
+                         d->idle ? "idle" : render_pct(d->has_sample, d->util_pm, u1, sizeof u1),
                          d->sm_limit_pm ? render_pct(1, d->sm_limit_pm, u2, sizeof u2) : "no cap");
             else
                 snprintf(util, sizeof util, "-");
@@ -171,7 +172,11 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
             else fputs(",\"sampling_owner_pid\":null", f);
             if (d->owner_host_pid) fprintf(f, ",\"sampling_owner_host_pid\":%u", d->owner_host_pid);
             else fputs(",\"sampling_owner_host_pid\":null", f);
-            fprintf(f, ",\"processes\":%d}", d->nproc);
+            fprintf(f, ",\"processes\":%d,\"idle\":%s", d->nproc, d->idle ? "true" : "false");
+            if (d->has_mem) fprintf(f, ",\"memory_refusals\":%llu", (unsigned long long)d->refusals);
+            else fputs(",\"memory_refusals\":null", f);
+            if (d->has_sm) fprintf(f, ",\"throttled_seconds\":%.3f}", (double)d->throttled_ns / 1e9);
+            else fputs(",\"throttled_seconds\":null}", f);
         }
         fputs("],\"processes\":[", f);
         for (int p = 0; p < x->nproc; p++) {
@@ -207,115 +212,4 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
         fputs("]}", f);
     }
     fputs("\n]}\n", f);
-}
-
-/* Prometheus label value: backslash, quote and newline escaped. */
-static void prom_val(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"') fprintf(f, "\\%c", *s);
-        else if (*s == '\n') fputs("\\n", f);
-        else fputc(*s, f);
-    }
-}
-
-static void labels(FILE *f, const struct snap *x, const struct snap_dev *d, uint32_t pid)
-{
-    fputs("{container=\"", f);
-    prom_val(f, x->name);
-    if (d) {
-        fprintf(f, "\",gpu=\"%d\",UUID=\"", d->index);
-        prom_val(f, d->uuid);
-    }
-    if (pid) fprintf(f, "\",pid=\"%u", pid);
-    fputs("\"}", f);
-}
-
-enum { M_FB_USED, M_FB_LIMIT, M_SM_UTIL, M_GPU_UTIL, M_SM_LIMIT, M_AGE, M_DEV_PROCS, M_OWNER, M_N };
-static const struct {
-    const char *name, *type, *help;
-} metric[M_N] = {
-    {"cudacap_fb_used_bytes", "gauge", "Device memory the container uses (allocations + context overhead), bytes."},
-    {"cudacap_fb_limit_bytes", "gauge", "Device memory cap of the container, bytes (absent: no cap)."},
-    {"cudacap_sm_util_percent", "gauge", "SM utilization of the container's processes over the last sample, percent."},
-    {"cudacap_gpu_util_percent", "gauge", "SM utilization of the whole device (all users) over the last sample, percent."},
-    {"cudacap_sm_limit_percent", "gauge", "SM utilization cap of the container, percent (absent: no cap)."},
-    {"cudacap_sample_age_seconds", "gauge", "Age of the last published utilization sample, seconds."},
-    {"cudacap_device_processes", "gauge", "Live processes of the container on the device."},
-    {"cudacap_sampling_owner_pid", "gauge", "Pid of the container's process sampling NVML for the device (0: none or not found)."},
-};
-
-static int metric_value(int m, const struct snap_dev *d, double *v)
-{
-    switch (m) {
-    case M_FB_USED: *v = (double)d->mem_used; return d->has_mem;
-    case M_FB_LIMIT: *v = (double)d->mem_limit; return d->has_mem && d->mem_limit;
-    case M_SM_UTIL: *v = d->util_pm / 10.0; return d->has_sm && d->has_sample;
-    case M_GPU_UTIL: *v = d->dev_util_pm / 10.0; return d->has_sm && d->has_sample;
-    case M_SM_LIMIT: *v = d->sm_limit_pm / 10.0; return d->has_sm && d->sm_limit_pm;
-    case M_AGE: *v = (double)d->sample_age_ns / 1e9; return d->has_sm && d->has_sample;
-    case M_DEV_PROCS: *v = d->nproc; return 1;
-    case M_OWNER: *v = (double)d->owner_pid; return d->has_sm && d->owner != OWNER_UNKNOWN;
-    }
-    return 0;
-}
-
-void render_prom(FILE *f, struct snap *const *s, int n)
-{
-    for (int m = 0; m < M_N; m++) {
-        fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", metric[m].name, metric[m].help, metric[m].name,
-                metric[m].type);
-        for (int c = 0; c < n; c++)
-            for (int i = 0; i < s[c]->ndev; i++) {
-                double v;
-                if (!metric_value(m, &s[c]->dev[i], &v)) continue;
-                fputs(metric[m].name, f);
-                labels(f, s[c], &s[c]->dev[i], 0);
-                fprintf(f, " %.10g\n", v);
-            }
-    }
-    fputs("# HELP cudacap_processes Live processes of the container (any device).\n"
-          "# TYPE cudacap_processes gauge\n", f);
-    for (int c = 0; c < n; c++) {
-        fputs("cudacap_processes", f);
-        labels(f, s[c], NULL, 0);
-        fprintf(f, " %d\n", s[c]->nalive);
-    }
-    fputs("# HELP cudacap_process_fb_used_bytes Device memory of one process of the container, bytes.\n"
-          "# TYPE cudacap_process_fb_used_bytes gauge\n", f);
-    for (int c = 0; c < n; c++)
-        for (int p = 0; p < s[c]->nproc; p++) {
-            const struct snap_proc *q = &s[c]->proc[p];
-            if (!q->alive || !q->has_mem) continue;
-            for (int i = 0; i < s[c]->ndev; i++) {
-                if (!s[c]->dev[i].has_mem) continue;
-                fputs("cudacap_process_fb_used_bytes", f);
-                labels(f, s[c], &s[c]->dev[i], q->pid);
-                fprintf(f, " %llu\n", (unsigned long long)q->mem[i]);
-            }
-        }
-    fputs("# HELP cudacap_process_sm_util_percent SM utilization of one process of the container on a device over the sampler's last sample, percent.\n"
-          "# TYPE cudacap_process_sm_util_percent gauge\n", f);
-    for (int c = 0; c < n; c++)
-        for (int p = 0; p < s[c]->nproc; p++) {
-            const struct snap_proc *q = &s[c]->proc[p];
-            if (!q->alive) continue;
-            for (int i = 0; i < s[c]->ndev; i++) {
-                if (!q->has_util[i]) continue;
-                fputs("cudacap_process_sm_util_percent", f);
-                labels(f, s[c], &s[c]->dev[i], q->pid);
-                fprintf(f, " %.10g\n", q->util_pm[i] / 10.0);
-            }
-        }
-    fputs("# HELP cudacap_region_ok Whether a state region of the container could be read (1) or not (0: absent, another layout, being rebuilt, truncated, corrupt, not a plain file).\n"
-          "# TYPE cudacap_region_ok gauge\n", f);
-    for (int c = 0; c < n; c++) {
-        static const char *rn[2] = {"memory", "compute"};
-        int st[2] = {s[c]->mem_state, s[c]->sm_state};
-        for (int r = 0; r < 2; r++) {
-            fputs("cudacap_region_ok{container=\"", f);
-            prom_val(f, s[c]->name);
-            fprintf(f, "\",region=\"%s\"} %d\n", rn[r], st[r] == SNAP_OK);
-        }
-    }
 }

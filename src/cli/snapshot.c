@@ -17,6 +17,7 @@
 #include "cap/memledger.h"
 #include "cap/sampling_lock.h"
 #include "cli/validate.h"
+#include "cudacap/counters.h"
 #include "region/peek.h"
 #include "region/specs.h"
 
@@ -83,23 +84,43 @@ static void copy_uuid(char *dst, size_t len, const char *src, size_t srclen)
     dst[n] = 0;
 }
 
-/* The driver's GPU index (minor number) for a UUID, from
- * /proc/driver/nvidia/gpus/<bus>/information; -1 when not known. */
-static int gpu_index(const char *uuid)
+const char *snap_nvidia_proc(void)
 {
-    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    const char *e = getenv("CUDACAP_NVIDIA_PROC");
+    return e && *e ? e : "/proc/driver/nvidia/gpus";
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The NVML index of a UUID: NVML (and nvidia-smi, DCGM) number the GPUs in
+ * PCI bus id order, so the index is the rank of the device's folder
+ * (/proc/driver/nvidia/gpus/<domain:bus:dev.fn>, fixed width, lower-case
+ * hex) among its siblings. *minor: the driver's minor number, which can
+ * differ. -1 when the UUID is not listed (no driver, the simulator). */
+static int gpu_index(const char *uuid, int *minor)
+{
+    *minor = -1;
+    const char *root = snap_nvidia_proc();
+    DIR *d = opendir(root);
     if (!d) return -1;
-    int idx = -1;
+    char *names[64];
+    int n = 0, idx = -1;
     struct dirent *e;
-    while (idx < 0 && (e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        char p[512], line[256];
-        snprintf(p, sizeof p, "/proc/driver/nvidia/gpus/%s/information", e->d_name);
+    while (n < 64 && (e = readdir(d)))
+        if (e->d_name[0] != '.' && (names[n] = strdup(e->d_name))) n++;
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], cmp_name);
+    for (int i = 0; i < n && idx < 0; i++) {
+        char p[1024], line[256];
+        snprintf(p, sizeof p, "%s/%s/information", root, names[i]);
         FILE *f = fopen(p, "re");
         if (!f) continue;
-        int minor = -1, match = 0;
+        int mn = -1, match = 0;
         while (fgets(line, sizeof line, f)) {
-            if (!strncmp(line, "Device Minor:", 13)) minor = atoi(line + 13);
+            if (!strncmp(line, "Device Minor:", 13)) mn = atoi(line + 13);
             if (!strncmp(line, "GPU UUID:", 9)) {
                 char *u = line + 9;
                 while (*u == ' ' || *u == '\t') u++;
@@ -108,9 +129,9 @@ static int gpu_index(const char *uuid)
             }
         }
         fclose(f);
-        if (match) idx = minor;
+        if (match) idx = i, *minor = mn;
     }
-    closedir(d);
+    for (int i = 0; i < n; i++) free(names[i]);
     return idx;
 }
 
@@ -122,7 +143,7 @@ static struct snap_dev *dev_for(struct snap *s, const char *uuid, int slot)
     struct snap_dev *d = &s->dev[s->ndev++];
     memset(d, 0, sizeof *d);
     snprintf(d->uuid, sizeof d->uuid, "%s", uuid);
-    d->index = gpu_index(uuid);
+    d->index = gpu_index(uuid, &d->minor);
     if (d->index < 0) d->index = slot;
     return d;
 }
@@ -154,6 +175,7 @@ static void read_mem(const char *dir, struct snap *s)
         if (!sd) continue;
         sd->has_mem = 1;
         sd->mem_limit = __atomic_load_n(&r->dev[d].limit, __ATOMIC_RELAXED);
+        sd->refusals = cc_mem_counters((void *)r)->refusals[d];
         map[d] = (int)(sd - s->dev);
     }
     uint32_t hw = __atomic_load_n(&r->slots_hw, __ATOMIC_ACQUIRE);
@@ -299,6 +321,7 @@ static void read_sm(const char *dir, struct snap *s)
         if (!sd) continue;
         const cc_compute_dev_t *l = &r->dev[i];
         sd->has_sm = 1;
+        sd->throttled_ns = cc_compute_counters((void *)r)->throttled_ns[i];
         uint32_t cap = __atomic_load_n(&l->up_limit_pm, __ATOMIC_RELAXED);
         sd->sm_limit_pm = cap >= 1000 ? 0 : cap;
         /* Acquire on the stamp: the sample and cadence of that publication. */
@@ -382,14 +405,12 @@ int snap_read(const char *dir_in, const char *name, struct snap *s)
     }
     read_sm(dir, s);
     for (int i = 0; i < s->nproc; i++) s->nalive += s->proc[i].alive;
-    for (int i = 0; i < s->ndev; i++)
+    for (int i = 0; i < s->ndev; i++) {
         if (!s->dev[i].has_mem) s->dev[i].nproc = s->nalive;
+        /* No process alive: the last sample is history, not utilization. */
+        if (s->dev[i].has_sm && s->nalive == 0) s->dev[i].idle = 1, s->dev[i].has_sample = 0;
+    }
     return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 int snap_list(const char *root, char **names, int max)
@@ -408,7 +429,7 @@ int snap_list(const char *root, char **names, int max)
         if (names[n]) n++;
     }
     closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    qsort(names, (size_t)n, sizeof *names, cmp_name);
     return n;
 }
 

@@ -25,7 +25,9 @@ enum { OWNER_UNKNOWN = 0, OWNER_NONE = 1, OWNER_HELD = 2 };
 
 struct snap_dev {
     char uuid[64];
-    int index;             /* GPU index (driver's minor number), else table slot */
+    int index;             /* NVML index (the device's rank by PCI bus id among the
+                            * driver's GPUs), else table slot */
+    int minor;             /* the driver's minor number (/dev/nvidiaN); -1 unknown */
     int has_mem;           /* the memory region knows the device */
     uint64_t mem_used;     /* live processes: allocations + overhead */
     uint64_t mem_limit;    /* 0: not capped */
@@ -41,6 +43,9 @@ struct snap_dev {
     int owner_from_region; /* owner_pid published by the owner (else /proc fallback) */
     uint32_t owner_host_pid; /* the owner's pid as NVML reports it; 0 unknown */
     int nproc;             /* live processes with memory on the device */
+    uint64_t refusals;     /* allocations refused at the cap (counter, memory region) */
+    uint64_t throttled_ns; /* launches' waits for tokens (counter, compute region) */
+    int idle;              /* a compute line, but no live process: no current utilization */
 };
 
 struct snap_proc {
@@ -65,6 +70,10 @@ struct snap {
     int nalive;
     struct snap_proc proc[SNAP_PROCS];
 };
+
+/* Where the driver lists its GPUs (/proc/driver/nvidia/gpus); tests point
+ * CUDACAP_NVIDIA_PROC at a fake one. */
+const char *snap_nvidia_proc(void);
 
 /* Reads the state folder dir (name: the container's name). Returns 0; a
  * folder with neither region gives mem_state = sm_state = SNAP_ABSENT. */

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cudacap/compute_region.h"
+#include "cudacap/counters.h"
 #include "cudacap/mem_region.h"
 
 #define PID_MAX (1u << 22)            /* the kernel's PID_MAX_LIMIT */
@@ -70,7 +71,10 @@ const char *snap_check_mem(const void *region, char *buf, size_t len)
                     (unsigned long long)(u > o ? u : o), d);
         }
     }
-    if (!zero((const char *)region + sizeof *r, CC_MEM_FILE_SIZE - sizeof *r))
+    /* Past the layout: zero, except the exporter's counters (any value). */
+    if (!zero((const char *)region + sizeof *r, CC_MEM_COUNTERS_OFFSET - sizeof *r) ||
+        !zero((const char *)region + CC_MEM_COUNTERS_OFFSET + sizeof(cc_mem_counters_t),
+              CC_MEM_FILE_SIZE - CC_MEM_COUNTERS_OFFSET - sizeof(cc_mem_counters_t)))
         BAD("bytes past the layout are not zero");
     return NULL;
 }
@@ -111,7 +115,9 @@ const char *snap_check_compute(const void *region, char *buf, size_t len)
             if (p->util_pm[i] > 1000 && p->util_pm[i] != CC_COMPUTE_UTIL_UNKNOWN)
                 BAD("process slot %u: utilization %u permille", k, p->util_pm[i]);
     }
-    if (!zero((const char *)region + sizeof *r, CC_COMPUTE_FILE_SIZE - sizeof *r))
+    if (!zero((const char *)region + sizeof *r, CC_COMPUTE_COUNTERS_OFFSET - sizeof *r) ||
+        !zero((const char *)region + CC_COMPUTE_COUNTERS_OFFSET + sizeof(cc_compute_counters_t),
+              CC_COMPUTE_FILE_SIZE - CC_COMPUTE_COUNTERS_OFFSET - sizeof(cc_compute_counters_t)))
         BAD("bytes past the layout are not zero");
     return NULL;
 }

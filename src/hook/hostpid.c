@@ -23,6 +23,7 @@
 
 #include "cap/compute.h"
 #include "cap/compute_region.h"
+#include "memory_acct.h"
 #include "cap/memledger.h"
 #include "common/log.h"
 #include "devices.h"

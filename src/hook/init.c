@@ -3,6 +3,7 @@
  * The first intercepted call initialises the process, then its library. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -29,10 +30,25 @@ static void child_after_fork(void)
     cc_fork_child_run();
 }
 
+/* HAMi's device plugin sets these for HAMi-core; cudacap has no equivalent
+ * (docs/kubernetes.md, "HAMi coexistence"): said once per process, never
+ * silently a different behaviour. */
+static void warn_hami_ignored(void)
+{
+    const char *p = getenv("CUDA_TASK_PRIORITY"), *o = getenv("CUDA_OVERSUBSCRIBE");
+    if (p && *p)
+        cc_warn("CUDA_TASK_PRIORITY=\"%s\" is ignored: cudacap has no task priorities (each container gets "
+                "its SM cap)", p);
+    if (o && *o && strcmp(o, "false") != 0 && strcmp(o, "0") != 0)
+        cc_warn("CUDA_OVERSUBSCRIBE=\"%s\" is ignored: cudacap does not oversubscribe device memory "
+                "(the memory cap is hard; allocations past it fail)", o);
+}
+
 static void process_init_once(void)
 {
     cc_log_init();
     cc_config_load(&cc_cfg, env_get, environ);
+    warn_hami_ignored();
     cc_count_calls = cc_cfg.count_calls;
     if (cc_count_calls) cc_stats_register_exit_report();
     pthread_atfork(NULL, NULL, child_after_fork);

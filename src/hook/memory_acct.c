@@ -152,7 +152,9 @@ int cc_mem_reserve_overhead(const struct cc_mdev *m, int ordinal, uint64_t bytes
     cc_mem_graph_refresh();
     cc_ml_sweep();
     cc_mem_refresh_overhead(ordinal);
-    return cc_ml_reserve_overhead(m->h, bytes, m->cap) == 0 ? 0 : -1;
+    if (cc_ml_reserve_overhead(m->h, bytes, m->cap) == 0) return 0;
+    cc_ml_count_refusal(m->h);
+    return -1;
 }
 
 int cc_mem_reserve(const struct cc_mdev *m, int ordinal, uint64_t bytes)
@@ -177,6 +179,7 @@ int cc_mem_reserve(const struct cc_mdev *m, int ordinal, uint64_t bytes)
     }
     if (cc_ml_own(m->h) + cc_ml_overhead(m->h) < mine && cc_ml_reserve(m->h, bytes, m->cap) == 0)
         return 0;
+    cc_ml_count_refusal(m->h);
     cc_debug("memory cap: refusing %llu bytes on device %d (container uses %llu of %llu)",
              (unsigned long long)bytes, ordinal, (unsigned long long)cc_ml_used(m->h),
              (unsigned long long)m->cap);

@@ -1,6 +1,7 @@
 #include "region/region.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,11 +64,24 @@ int cc_region_valid(const void *base, const struct cc_region_spec *spec)
            h->device_count == spec->device_count;
 }
 
+/* The state folder (0700) and its missing parents (0711: traversable, not
+ * listable, as `cudacap prepare` makes them): a CUDACAP_STATE_DIR whose
+ * parent did not exist left the process on a per-process cap. */
 int cc_region_ensure_dir(const char *dir)
 {
     struct stat st;
     if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
     if (mkdir(dir, 0700) == 0 || errno == EEXIST) return 0;
+    if (errno != ENOENT) return -1;
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return errno = ENAMETOOLONG, -1;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0711) != 0 && errno != EEXIST) return -1;
+        *s = '/';
+    }
+    if (mkdir(p, 0700) == 0 || errno == EEXIST) return 0;
     return -1;
 }
 

@@ -1,0 +1,243 @@
+/* The Prometheus exposition (render.h): names and labels in the style of
+ * NVIDIA's DCGM exporter so that dashboards join on them: gpu (the NVML
+ * index), UUID, Hostname; the container as cudacap_container (a plain
+ * "container" clashes with the scrape target's own label and becomes
+ * exported_container); with the HAMi layout (<podUID>_<ctr>) pod_uid,
+ * pod_container, and pod_namespace, pod_name from the kubelet's log folders.
+ * Device figures once per device, ratios in base units (0..1), counters
+ * as *_total, no pid as a value (a pid is a label of per-process series). */
+#include <ctype.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/render.h"
+
+/* The node's name: NODE_NAME (a DaemonSet sets it from spec.nodeName, as
+ * for dcgm-exporter), else the host name. */
+static const char *hostname(void)
+{
+    static char h[256];
+    const char *e = getenv("NODE_NAME");
+    if (e && *e) snprintf(h, sizeof h, "%s", e);
+    else if (gethostname(h, sizeof h - 1) != 0) snprintf(h, sizeof h, "unknown");
+    h[sizeof h - 1] = 0;
+    return h;
+}
+
+/* Label value: backslash, quote and newline escaped. */
+static void prom_val(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"') fprintf(f, "\\%c", *s);
+        else if (*s == '\n') fputs("\\n", f);
+        else fputc(*s, f);
+    }
+}
+
+/* The pod UID of a HAMi folder name "<36-char pod UID>_<container>", or 0. */
+static int pod_uid(const char *name, char *out)
+{
+    if (strlen(name) < 38 || name[36] != '_') return 0;
+    for (int i = 0; i < 36; i++) {
+        int dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? name[i] != '-' : !isxdigit((unsigned char)name[i])) return 0;
+    }
+    memcpy(out, name, 36);
+    out[36] = 0;
+    return 1;
+}
+
+/* Pod namespace and name of a pod UID, from the kubelet's log folders
+ * /var/log/pods/<namespace>_<name>_<uid> (CUDACAP_POD_LOGS; namespace and
+ * name are DNS-1123, without "_"): read once per exposition. The kubelet's
+ * pod-resources socket would give the same, over gRPC (TODO). */
+struct podname {
+    char uid[37], ns[64], name[254];
+};
+static struct podname pods[512];
+static int npods = -1;
+
+static void pods_scan(void)
+{
+    npods = 0;
+    const char *dir = getenv("CUDACAP_POD_LOGS");
+    DIR *d = opendir(dir && *dir ? dir : "/var/log/pods");
+    if (!d) return;
+    struct dirent *e;
+    while (npods < (int)(sizeof pods / sizeof pods[0]) && (e = readdir(d))) {
+        const char *a = strchr(e->d_name, '_'), *b = a ? strchr(a + 1, '_') : NULL;
+        if (!a || !b || strchr(b + 1, '_') || strlen(b + 1) != 36) continue;
+        struct podname *p = &pods[npods];
+        if ((size_t)(a - e->d_name) >= sizeof p->ns || (size_t)(b - a - 1) >= sizeof p->name) continue;
+        snprintf(p->uid, sizeof p->uid, "%s", b + 1);
+        snprintf(p->ns, sizeof p->ns, "%.*s", (int)(a - e->d_name), e->d_name);
+        snprintf(p->name, sizeof p->name, "%.*s", (int)(b - a - 1), a + 1);
+        npods++;
+    }
+    closedir(d);
+}
+
+/* {cudacap_container=..,[pod_uid=..,[pod_namespace=..,pod_name=..,]pod_container=..,]
+ *  [gpu=..,UUID=..,]Hostname=..[,extra]} */
+static void labels(FILE *f, const struct snap *x, const struct snap_dev *d, const char *extra)
+{
+    char uid[40];
+    fputc('{', f);
+    if (x) {
+        fputs("cudacap_container=\"", f);
+        prom_val(f, x->name);
+        fputs("\",", f);
+        if (pod_uid(x->name, uid)) {
+            fprintf(f, "pod_uid=\"%s\",", uid);
+            for (int i = 0; i < npods; i++)
+                if (!strcmp(pods[i].uid, uid)) {
+                    fputs("pod_namespace=\"", f);
+                    prom_val(f, pods[i].ns);
+                    fputs("\",pod_name=\"", f);
+                    prom_val(f, pods[i].name);
+                    fputs("\",", f);
+                    break;
+                }
+            fputs("pod_container=\"", f);
+            prom_val(f, x->name + 37);
+            fputs("\",", f);
+        }
+    }
+    if (d) {
+        fprintf(f, "gpu=\"%d\",UUID=\"", d->index);
+        prom_val(f, d->uuid);
+        fputs("\",", f);
+    }
+    fputs("Hostname=\"", f);
+    prom_val(f, hostname());
+    fprintf(f, "\"%s%s}", extra ? "," : "", extra ? extra : "");
+}
+
+static void head(FILE *f, const char *name, const char *type, const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+enum { M_FB_USED, M_FB_LIMIT, M_SM_UTIL, M_SM_LIMIT, M_AGE, M_DEV_PROCS, M_SAMPLER, M_REFUSALS,
+       M_THROTTLED, M_N };
+static const struct {
+    const char *name, *type, *help;
+} metric[M_N] = {
+    {"cudacap_fb_used_bytes", "gauge", "Device memory the container uses (allocations + context overhead), bytes."},
+    {"cudacap_fb_limit_bytes", "gauge", "Device memory cap of the container, bytes (absent: no cap)."},
+    {"cudacap_sm_utilization_ratio", "gauge", "SM utilization of the container's processes over the last sample, 0..1 (0 when none is alive)."},
+    {"cudacap_sm_limit_ratio", "gauge", "SM utilization cap of the container, 0..1 (absent: no cap)."},
+    {"cudacap_sample_age_seconds", "gauge", "Age of the container's last published utilization sample, seconds (a stalled sampler shows here)."},
+    {"cudacap_device_processes", "gauge", "Live processes of the container on the device."},
+    {"cudacap_sampler_active", "gauge", "1 when a process of the container holds the device's NVML sampling, 0 when none does."},
+    {"cudacap_mem_refusals_total", "counter", "Allocations refused at the container's memory cap."},
+    {"cudacap_throttled_seconds_total", "counter", "Time the container's launches waited for the compute cap, seconds, summed over waiting threads."},
+};
+
+static int metric_value(int m, const struct snap_dev *d, double *v)
+{
+    switch (m) {
+    case M_FB_USED: *v = (double)d->mem_used; return d->has_mem;
+    case M_FB_LIMIT: *v = (double)d->mem_limit; return d->has_mem && d->mem_limit;
+    case M_SM_UTIL: *v = d->idle ? 0 : d->util_pm / 1000.0; return d->has_sm && (d->has_sample || d->idle);
+    case M_SM_LIMIT: *v = d->sm_limit_pm / 1000.0; return d->has_sm && d->sm_limit_pm;
+    case M_AGE: *v = (double)d->sample_age_ns / 1e9; return d->has_sm && d->has_sample;
+    case M_DEV_PROCS: *v = d->nproc; return 1;
+    case M_SAMPLER: *v = d->owner == OWNER_HELD; return d->has_sm && d->owner != OWNER_UNKNOWN;
+    case M_REFUSALS: *v = (double)d->refusals; return d->has_mem;
+    case M_THROTTLED: *v = (double)d->throttled_ns / 1e9; return d->has_sm;
+    }
+    return 0;
+}
+
+/* The device's own utilization, once per device: from the freshest sample
+ * any container with a live process published for it. */
+static void device_util(FILE *f, struct snap *const *s, int n)
+{
+    head(f, "cudacap_gpu_utilization_ratio", "gauge",
+         "SM utilization of the whole device (every user), 0..1, from the freshest sample of any container.");
+    const struct snap_dev *best[64];
+    int nb = 0;
+    for (int c = 0; c < n; c++)
+        for (int i = 0; i < s[c]->ndev; i++) {
+            const struct snap_dev *d = &s[c]->dev[i];
+            if (!d->has_sm || !d->has_sample) continue;
+            int k = 0;
+            while (k < nb && strcmp(best[k]->uuid, d->uuid)) k++;
+            if (k == nb && nb < 64) best[nb++] = d;
+            else if (k < nb && d->sample_age_ns < best[k]->sample_age_ns) best[k] = d;
+        }
+    for (int k = 0; k < nb; k++) {
+        fputs("cudacap_gpu_utilization_ratio", f);
+        labels(f, NULL, best[k], NULL);
+        fprintf(f, " %.10g\n", best[k]->dev_util_pm / 1000.0);
+    }
+}
+
+void render_prom(FILE *f, struct snap *const *s, int n)
+{
+    pods_scan();
+    head(f, "cudacap_build_info", "gauge", "cudacap's version (the value is 1).");
+    fputs("cudacap_build_info", f);
+    labels(f, NULL, NULL, "version=\"" CUDACAP_VERSION_STRING "\"");
+    fputs(" 1\n", f);
+    device_util(f, s, n);
+    for (int m = 0; m < M_N; m++) {
+        head(f, metric[m].name, metric[m].type, metric[m].help);
+        for (int c = 0; c < n; c++)
+            for (int i = 0; i < s[c]->ndev; i++) {
+                double v;
+                if (!metric_value(m, &s[c]->dev[i], &v)) continue;
+                fputs(metric[m].name, f);
+                labels(f, s[c], &s[c]->dev[i], NULL);
+                fprintf(f, " %.10g\n", v);
+            }
+    }
+    head(f, "cudacap_processes", "gauge", "Live processes of the container (any device).");
+    for (int c = 0; c < n; c++) {
+        fputs("cudacap_processes", f);
+        labels(f, s[c], NULL, NULL);
+        fprintf(f, " %d\n", s[c]->nalive);
+    }
+    char pid[32];
+    head(f, "cudacap_process_fb_used_bytes", "gauge", "Device memory of one process of the container, bytes.");
+    for (int c = 0; c < n; c++)
+        for (int p = 0; p < s[c]->nproc; p++) {
+            const struct snap_proc *q = &s[c]->proc[p];
+            if (!q->alive || !q->has_mem) continue;
+            snprintf(pid, sizeof pid, "pid=\"%u\"", q->pid);
+            for (int i = 0; i < s[c]->ndev; i++) {
+                if (!s[c]->dev[i].has_mem) continue;
+                fputs("cudacap_process_fb_used_bytes", f);
+                labels(f, s[c], &s[c]->dev[i], pid);
+                fprintf(f, " %llu\n", (unsigned long long)q->mem[i]);
+            }
+        }
+    head(f, "cudacap_process_sm_utilization_ratio", "gauge",
+         "SM utilization of one process of the container on a device over the sampler's last sample, 0..1.");
+    for (int c = 0; c < n; c++)
+        for (int p = 0; p < s[c]->nproc; p++) {
+            const struct snap_proc *q = &s[c]->proc[p];
+            if (!q->alive) continue;
+            snprintf(pid, sizeof pid, "pid=\"%u\"", q->pid);
+            for (int i = 0; i < s[c]->ndev; i++) {
+                if (!q->has_util[i]) continue;
+                fputs("cudacap_process_sm_utilization_ratio", f);
+                labels(f, s[c], &s[c]->dev[i], pid);
+                fprintf(f, " %.10g\n", q->util_pm[i] / 1000.0);
+            }
+        }
+    head(f, "cudacap_region_ok", "gauge",
+         "Whether a state region of the container could be read (1) or not (0: absent, another layout, being rebuilt, truncated, corrupt, not a plain file).");
+    for (int c = 0; c < n; c++) {
+        static const char *rn[2] = {"region=\"memory\"", "region=\"compute\""};
+        int st[2] = {s[c]->mem_state, s[c]->sm_state};
+        for (int r = 0; r < 2; r++) {
+            fputs("cudacap_region_ok", f);
+            labels(f, s[c], NULL, rn[r]);
+            fprintf(f, " %d\n", st[r] == SNAP_OK);
+        }
+    }
+}

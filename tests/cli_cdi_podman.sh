@@ -1,0 +1,61 @@
+# A real container runtime on the simulator: podman (Debian 12: 4.3.1) with
+# runc, --rootfs on a tiny root filesystem this test builds (empty folders
+# and the links of a merged-/usr system, the host's /usr/lib, /usr/lib64 and
+# /usr/bin bind-mounted read-only), the
+# device requested from the spec `cudacap cdi --output` wrote. Inside, the
+# demo worker allocates until it is refused: it must stop at the cap, and
+# the createRuntime hook must have prepared the state folder (a stale file
+# planted there is gone, the region the library made is there).
+# Skipped (77) without root, podman or runc, and in sanitizer builds (the
+# injected LD_PRELOAD names the library alone, without its runtime).
+. "$(dirname "$0")/cli_lib.sh"
+[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
+command -v podman >/dev/null && command -v runc >/dev/null || { echo "skip: no podman/runc"; exit 77; }
+[ -z "$SANPRE" ] || { echo "skip: sanitizer build"; exit 77; }
+C=$CUDACAP
+T=$CLI_TEST_TMP
+R=$T/root
+kind=cudacaptest$$.io/cap
+spec=/var/run/cdi/cudacap-test-$$.json
+mkdir -p /var/run/cdi
+trap 'rm -f $spec; cleanup_bg' EXIT
+# Private podman storage: nothing shared with other runs on this machine.
+# runc, not crun: crun 1.8 refuses this machine's hybrid cgroup layout
+# ("cgroups in hybrid mode not supported"). The rlimits are lowered: runc
+# cannot set podman's defaults here (EPERM raising RLIMIT_NPROC/NOFILE).
+POD=(podman --root $T/storage --runroot $T/run --storage-driver vfs --runtime runc
+     --cgroup-manager cgroupfs --events-backend none)
+RUN=(run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
+rootfs=$T/rootfs
+for d in usr/lib usr/lib64 usr/bin usr/local/lib etc tmp proc sys dev var/run; do mkdir -p $rootfs/$d; done
+for d in lib lib64 bin; do ln -sfn usr/$d $rootfs/$d; done
+HOST=(-v /usr/lib:/usr/lib:ro -v /usr/lib64:/usr/lib64:ro -v /usr/bin:/usr/bin:ro)
+B=$(cd "$(dirname "$CUDACAP_BIN")/.." && pwd)
+SIM=$(readlink -f "$CUDACAP_SIM_DIR")
+mkdir -p "$SIM"
+
+expect 0 "cdi --output" $C cdi --name job1 --mem 1g --kind $kind --root $R --output $spec
+grep -q '"cdiVersion": "0.3.0"' $spec && ok "spec at 0.3.0" || fail "spec version: $(head -3 $spec)"
+printf 'stale' > $R/job1/stale.tmp
+expect 0 "podman runs the capped worker" "${POD[@]}" "${RUN[@]}" --device $kind=job1 \
+  "${HOST[@]}" -v "$B:$B:ro" -v "$SIM:$SIM" \
+  -e LD_LIBRARY_PATH="$B/sim" -e CUDACAP_SIM_DIR="$SIM" -e CUDACAP_LOG_LEVEL=0 \
+  --rootfs $rootfs "$WORKER" alloc --chunk 64 --seconds 0
+has "then CUDA_ERROR_OUT_OF_MEMORY; cuMemGetInfo total 1.00 GiB" "held to the 1 GiB cap inside the container"
+has "allocated 0.75 GiB" "allocations stop under the cap (the context counts, as outside)"
+[ ! -e $R/job1/stale.tmp ] && ok "the createRuntime hook prepared the folder" || fail "stale file left: hook did not run"
+[ -s $R/job1/memory.region ] && ok "the library's region is in the mounted folder" || fail "no memory.region in $R/job1"
+expect 0 "env injected" "${POD[@]}" "${RUN[@]}" --device $kind=job1 "${HOST[@]}" --rootfs $rootfs /bin/sh -c 'echo "P=$LD_PRELOAD S=$CUDACAP_STATE_DIR M=$CUDACAP_MEM_LIMIT"; test -r "$LD_PRELOAD" && echo readable'
+has "P=/usr/local/lib/cudacap/libcudacap.so S=/var/run/cudacap M=1g" "preload, state and cap"
+has "readable" "the library is mounted"
+# The control: the same spec declared 0.6.0 is what podman 4.3.1 rejected.
+spec6=/var/run/cdi/cudacap-test6-$$.json
+trap 'rm -f $spec $spec6; cleanup_bg' EXIT
+sed "s|\"0.3.0\"|\"0.6.0\"|; s|$kind|${kind}six|" $spec > $spec6
+v=$("${POD[@]}" version --format '{{.Client.Version}}' 2>/dev/null)
+out=$("${POD[@]}" "${RUN[@]}" --device ${kind}six=job1 "${HOST[@]}" --rootfs $rootfs /bin/true 2>&1); rc=$?
+case "$v" in
+  4.[0-6].*) [ $rc != 0 ] && ok "podman $v rejects the spec at 0.6.0 (rc $rc)" || fail "podman $v took a 0.6.0 spec" ;;
+  *) echo "note: podman $v, rc $rc for the 0.6.0 spec" ;;
+esac
+finish

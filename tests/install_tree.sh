@@ -1,0 +1,39 @@
+# The installed tree: cmake --install into a fresh prefix, then what an
+# operator gets: the versioned library with its soname and plain-name link,
+# the command finding that library (run, cdi, doctor), man pages, bash
+# completion, the license. BUILD: the build folder to install.
+. "$(dirname "$0")/cli_lib.sh"
+P=$CLI_TEST_TMP/prefix
+expect 0 "cmake --install" cmake --install "$BUILD" --prefix "$P"
+V=$(sed -n 's/^project(cudacap VERSION \([0-9.]*\).*/\1/p' "$(dirname "$0")/../CMakeLists.txt")
+L=$(cd "$P" && ls -d lib*/cudacap lib/*/cudacap 2>/dev/null | head -1)
+[ -n "$L" ] && ok "library folder $L" || fail "no <libdir>/cudacap under $P: $(cd $P && find . | head -20)"
+[ -f "$P/$L/libcudacap.so.$V" ] && [ ! -L "$P/$L/libcudacap.so.$V" ] && ok "libcudacap.so.$V" || fail "no libcudacap.so.$V"
+[ "$(readlink "$P/$L/libcudacap.so.${V%%.*}")" = "libcudacap.so.$V" ] && ok "soname link" || fail "soname link"
+[ "$(readlink "$P/$L/libcudacap.so")" = "libcudacap.so.${V%%.*}" ] && ok "plain-name link" || fail "plain-name link"
+soname=$(objdump -p "$P/$L/libcudacap.so.$V" | awk '$1 == "SONAME" {print $2}')
+[ "$soname" = "libcudacap.so.${V%%.*}" ] && ok "soname $soname" || fail "soname '$soname'"
+for m in cudacap cudacap-run cudacap-prepare cudacap-status cudacap-metrics cudacap-cdi cudacap-doctor; do
+  f=$P/share/man/man1/$m.1
+  [ -s "$f" ] && grep -q '^\.TH ' "$f" && ok "man $m" || fail "man page $m"
+done
+B=$P/share/bash-completion/completions/cudacap
+out=$(bash -c ". '$B' && complete -p cudacap" 2>&1); has "_cudacap" "bash completion loads"
+out=$(bash -c ". '$B'; COMP_WORDS=(cudacap st); COMP_CWORD=1; _cudacap; echo \${COMPREPLY[*]}" 2>&1)
+has "status" "completes commands"
+grep -q 'MIT License' "$P/share/doc/cudacap/LICENSE" && ok "LICENSE" || fail "no LICENSE"
+find "$P" -name 'libcuda.so*' -o -name 'libnvidia-ml*' -o -name 'cudacap_demo_worker' | grep -q . \
+  && fail "simulator or test programs installed" || ok "no simulator, no tests installed"
+
+# The installed command finds the installed library, not the build tree's.
+I=$P/bin/cudacap
+[ -n "$SANPRE" ] && I="env LD_PRELOAD=$SANPRE $P/bin/cudacap"
+W=$(readlink -f "$P/$L")/libcudacap.so
+expect 0 "installed run" $I run --mem 64m -- sh -c 'echo "P=$LD_PRELOAD"'
+has "$W" "run preloads the installed library"
+expect 0 "installed run, a capped program" $I run --mem 64m -- $WORKER alloc --chunk 8 --seconds 0
+has "then CUDA_ERROR_OUT_OF_MEMORY; cuMemGetInfo total 0.06 GiB" "the installed library caps at 64 MiB"
+expect 0 "installed cdi" $I cdi --name job1 --root $CLI_TEST_TMP/cdiroot
+has "\"hostPath\": \"$W\"" "cdi mounts the installed library"
+has "\"path\": \"$(readlink -f $P/bin/cudacap)\"" "cdi hook runs the installed command"
+finish
