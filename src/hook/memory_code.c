@@ -71,12 +71,14 @@ static CUresult loaded(CUresult r)
     return r;
 }
 
-#define CC_LOAD(fn, call)                                                      \
+/* A pass-through wrapper whose result then goes through after(). */
+#define CC_THEN(fn, call, after)                                               \
     do {                                                                       \
         cc_enter_cuda(CC_FN_##fn);                                             \
         if (!CC_REAL(fn)) return cc_cuda_missing(CC_FN_##fn);                 \
-        return loaded(CC_REAL(fn) call);                                       \
+        return after(CC_REAL(fn) call);                                        \
     } while (0)
+#define CC_LOAD(fn, call) CC_THEN(fn, call, loaded)
 
 CC_EXPORT CUresult cuModuleLoad(CUmodule *module, const char *fname)
 {
@@ -121,12 +123,7 @@ static CUresult shrunk(CUresult r)
     return r;
 }
 
-#define CC_SHRINK(fn, call)                                                    \
-    do {                                                                       \
-        cc_enter_cuda(CC_FN_##fn);                                             \
-        if (!CC_REAL(fn)) return cc_cuda_missing(CC_FN_##fn);                 \
-        return shrunk(CC_REAL(fn) call);                                       \
-    } while (0)
+#define CC_SHRINK(fn, call) CC_THEN(fn, call, shrunk)
 
 CC_EXPORT CUresult cuModuleUnload(CUmodule hmod) { CC_SHRINK(cuModuleUnload, (hmod)); }
 
