@@ -1,4 +1,4 @@
-/* Multi-process tests of the memory ledger (src/cap/memledger.c), no CUDA.
+/* Multi-process tests of the memory ledger (src/cap/mem/), no CUDA.
  *
  *   mem_ledger_mp race DIR   8 processes churn reservations against one cap
  *                            and race for the last bytes; what they hold

@@ -1,9 +1,12 @@
 # Memory cap suites (issue 3). Ledger tests link cudacap_core (no CUDA); the
 # negative controls compile the ledger again with a -D that removes one
 # mechanism, and are registered WILL_FAIL: ctest fails if they pass.
-set(CC_ML_SRCS ${CMAKE_SOURCE_DIR}/src/cap/memledger.c ${CMAKE_SOURCE_DIR}/src/region/region.c
-               ${CMAKE_SOURCE_DIR}/src/region/guard.c ${CMAKE_SOURCE_DIR}/src/region/specs.c
-               ${CMAKE_SOURCE_DIR}/src/common/log.c)
+# The ledger's files as src/cap/memory.cmake lists them (src/cap/mem/).
+get_target_property(CC_ML_SRCS cudacap_core SOURCES)
+list(FILTER CC_ML_SRCS INCLUDE REGEX "^cap/mem/")
+list(TRANSFORM CC_ML_SRCS PREPEND ${CMAKE_SOURCE_DIR}/src/)
+list(APPEND CC_ML_SRCS ${CMAKE_SOURCE_DIR}/src/region/region.c ${CMAKE_SOURCE_DIR}/src/region/guard.c
+     ${CMAKE_SOURCE_DIR}/src/region/specs.c ${CMAKE_SOURCE_DIR}/src/common/log.c)
 function(cc_ledger_test name)
   cc_test_exe(${name} ${ARGN})
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src)

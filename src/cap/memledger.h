@@ -25,8 +25,9 @@ int cc_ml_device(const char *state_dir, const char *uuid, uint64_t limit);
 
 /* Reserves bytes on device handle h if the container's use stays <= cap
  * (cap 0: no cap, always succeeds). Exact across processes (see the proof
- * in memledger.c). Returns 0, or -1 with nothing changed. Cost when it
- * fits: one atomic add and a scan of the slots in use (8 bytes each). */
+ * in cap/mem/ledger_reserve.c). Returns 0, or -1 with nothing changed.
+ * Cost when it fits: one atomic add and a scan of the slots in use (8 bytes
+ * each). */
 int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap);
 
 /* Counts a refusal the program saw (cudacap_mem_refusals_total). */

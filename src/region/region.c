@@ -170,7 +170,7 @@ void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
     if (fd < 0) goto fail;
     /* Blocking: a late process sleeps while the first one builds. The holder
      * truncates and fills a small file, and waits a bounded time for live
-     * processes to re-publish after a rebuild (memledger.c); if it dies the
+     * processes to re-publish after a rebuild (cap/mem/ledger_rebuild.c); if it dies the
      * kernel releases the lock and we rebuild (idempotent). */
     if (cc_lock_range(fd, 0, 1, F_WRLCK, !(o && o->try_lock)) != 0) {
         if (o && o->try_lock && (errno == EAGAIN || errno == EACCES)) {

@@ -32,7 +32,7 @@ void *cc_region_open(const char *dir, const struct cc_region_spec *spec);
 
 /* Observers (cudacap status) read the files through region/peek.h. */
 
-/* cc_region_open with options (memledger.c). */
+/* cc_region_open with options (the memory ledger, cap/mem/). */
 struct cc_region_opts {
     void *fixed;  /* map over this address (MAP_FIXED): our own earlier mapping of the file */
     int keep_fd;  /* return with the descriptor open and the init lock still held */

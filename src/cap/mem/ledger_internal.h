@@ -1,0 +1,114 @@
+/* The memory ledger's inside (cap/memledger.h is its API; the layout of the
+ * region is include/cudacap/mem_region.h): the state and helpers its files
+ * share. Hidden, never exported: the attribute on each declaration also lets
+ * the hot path reach them without the GOT, as when they were one file's
+ * statics.
+ *
+ *   ledger_attach.c   attach, the private-ledger fallback, device binds, fork
+ *   ledger_slots.c    liveness, process slots, the sweep, host pids
+ *   ledger_rebuild.c  a rebuilt or replaced region: re-publish, rekey, heal
+ *   ledger_keeper.c   the keeper thread, and rejoining the container's region
+ *   ledger_reserve.c  the exact check-and-reserve (its proof) and the counts
+ *
+ * ml_mu guards attach, binds and re-publication; functions named *_locked
+ * want it held. */
+#ifndef CC_MEM_LEDGER_INTERNAL_H
+#define CC_MEM_LEDGER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "cudacap/mem_region.h"
+#include "region/region.h"
+
+#define CC_ML_HIDDEN __attribute__((visibility("hidden")))
+
+struct ledger {
+    cc_mem_region_t *r;
+    int slot;     /* -1: not (yet) attached in this process (atomic, relaxed) */
+    int shared;   /* 1: the container's region; 0: private memory */
+    uint32_t gen; /* the region generation our slot was published into */
+};
+
+/* Defined in ledger_attach.c. */
+CC_ML_HIDDEN extern struct ledger ml_sh, ml_pv;
+CC_ML_HIDDEN extern int ml_attached; /* 1 once the attach of this process ran */
+CC_ML_HIDDEN extern char ml_dir[1024];
+CC_ML_HIDDEN extern pthread_mutex_t ml_mu;
+CC_ML_HIDDEN extern int ml_fd;       /* memory.region, holding our liveness byte (shared ledger) */
+CC_ML_HIDDEN extern dev_t ml_fdev;
+CC_ML_HIDDEN extern ino_t ml_fino;
+CC_ML_HIDDEN extern int ml_keeper;   /* the keeper thread runs in this process */
+CC_ML_HIDDEN extern int ml_rejoin;   /* attach found no usable file: the keeper retries (ml_mu) */
+CC_ML_HIDDEN extern uint32_t ml_host_pid;
+
+/* A bound in a rebuild: how long a rebuilder waits for the live processes to
+ * re-publish, and the keeper's period. */
+#define CC_ML_REPUBLISH_WAIT_NS 1000000000ll
+#define CC_ML_KEEP_NS 100000000l
+
+/* Handles: index into binds; a device entry of the shared or the private
+ * ledger. Written under ml_mu before the handle is returned; l and d change
+ * (atomic stores, under ml_mu) when the process re-publishes. The mirrors
+ * are this process's own tracking (ledger_rebuild.c says why it wins). */
+#define NBINDS (2 * CC_MEM_DEVS)
+struct bind {
+    struct ledger *l;
+    int d;
+    uint64_t key;
+    uint64_t cap;       /* per-slot clamp (the cap this process applies) */
+    char uuid[CC_MEM_UUID_LEN];
+    uint64_t m_used;    /* mirror of our used[d][slot] (atomic) */
+    uint64_t m_ovh;     /* mirror of our overhead[d][slot] */
+    uint64_t m_ctx;     /* a context's size as we learned or saw it (relaxed) */
+};
+CC_ML_HIDDEN extern struct bind ml_binds[NBINDS];
+CC_ML_HIDDEN extern int ml_nbinds;
+
+static inline uint32_t hw_of(const cc_mem_region_t *r)
+{
+    uint32_t hw = __atomic_load_n(&r->slots_hw, __ATOMIC_SEQ_CST);
+    return hw > CC_MEM_SLOTS ? CC_MEM_SLOTS : hw; /* never trust the file */
+}
+
+/* How far the sweep and the sum look: every slot, unless the control
+ * build trusts slots_hw as the first version did. */
+static inline uint32_t scan_end(const cc_mem_region_t *r)
+{
+#ifdef CC_ML_TEST_TRUST_HW /* negative control of mem.region.slots */
+    return hw_of(r);
+#else
+    (void)r;
+    return CC_MEM_SLOTS;
+#endif
+}
+
+/* ledger_attach.c */
+CC_ML_HIDDEN void ml_attach_locked(const char *dir);
+CC_ML_HIDDEN void ml_go_private_locked(const char *why);
+CC_ML_HIDDEN int ml_find_dev(cc_mem_region_t *r, uint64_t key, const char *uuid, uint64_t limit);
+
+/* ledger_slots.c */
+CC_ML_HIDDEN int ml_live_lock(int fd, uint32_t pid);
+CC_ML_HIDDEN int ml_live_pids(int fd, uint32_t *out, int max);
+CC_ML_HIDDEN void ml_clear_slot(cc_mem_region_t *r, int i);
+CC_ML_HIDDEN int ml_reap_if_dead(cc_mem_region_t *r, int i, int mine);
+CC_ML_HIDDEN int ml_sweep(struct ledger *l);
+CC_ML_HIDDEN int ml_claim_slot(cc_mem_region_t *r);
+CC_ML_HIDDEN void ml_publish_owner(cc_mem_region_t *r, int i);
+
+/* ledger_rebuild.c */
+CC_ML_HIDDEN struct cc_region_spec ml_spec(void);
+CC_ML_HIDDEN long ml_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts);
+CC_ML_HIDDEN void ml_rebuild_wait(cc_mem_region_t *r, int fd);
+CC_ML_HIDDEN void ml_heal_ctx(cc_mem_region_t *r, int d, const struct bind *b);
+CC_ML_HIDDEN void ml_repair(uint64_t *cell, const uint64_t *mirror);
+CC_ML_HIDDEN void ml_republish_locked(int full);
+CC_ML_HIDDEN void ml_check_locked(int full);
+
+/* ledger_keeper.c */
+CC_ML_HIDDEN void ml_start_keeper(void);
+
+#endif

@@ -1,0 +1,135 @@
+/* The memory ledger (cap/memledger.h): the keeper thread of a process
+ * (one each), which re-publishes when the region changes (ledger_rebuild.c)
+ * and rejoins the container's region once it can. */
+#include "cap/memledger.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+
+#include "cap/mem/ledger_internal.h"
+#include "common/log.h"
+#include "cudacap/mem_region.h"
+#include "region/region.h"
+
+static void *keeper(void *arg);
+
+void ml_start_keeper(void)
+{
+    if (ml_keeper) return;
+    ml_keeper = 1;
+    pthread_t th;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&th, &at, keeper, NULL) != 0)
+        cc_info("memory cap: no keeper thread; this process re-publishes only when it allocates");
+    pthread_attr_destroy(&at);
+}
+
+/* ---- rejoining ------------------------------------------------------------
+ * Attach found no usable memory.region (a FIFO, a folder, a link or another
+ * user's file in its place, a folder that cannot be made): the process caps
+ * itself alone, and the keeper tries again every CC_ML_KEEP_NS (an open that
+ * fails: no CPU to speak of). Once the path names a file it can use, the
+ * process takes a slot there and publishes what it holds (its mirrors), so
+ * the container's cap covers it again. Before, it stayed on its own for
+ * good: a process started after the file was fixed did not see its bytes
+ * (tests/faults_lib.c, "before: FIFO in place of memory.region": 4 x cap). */
+static void rejoin_locked(void)
+{
+    struct cc_region_spec spec = ml_spec();
+    struct cc_region_opts o = {.fixed = ml_sh.r, .keep_fd = 1, .try_lock = 1, .quiet = 1};
+    void *base = cc_region_open_ex(ml_dir, &spec, &o);
+    if (!base) return; /* not yet, or busy: the next check */
+    cc_mem_region_t *r = base;
+    ml_sh.r = r;
+    if (ml_fd >= 0) close(ml_fd);
+    ml_fd = o.fd;
+    ml_fdev = o.dev;
+    ml_fino = o.ino;
+    uint32_t me = (uint32_t)getpid();
+    ml_live_lock(ml_fd, me);
+    if (o.rebuilt) ml_rebuild_wait(r, ml_fd);
+    uint32_t gen = __atomic_load_n(&r->generation, __ATOMIC_SEQ_CST);
+    cc_region_unlock_init(ml_fd);
+    for (uint32_t i = 0; i < CC_MEM_SLOTS; i++)
+        if (__atomic_load_n(&r->proc[i].owner, __ATOMIC_ACQUIRE) == me)
+            ml_reap_if_dead(r, (int)i, -1);
+    int s = ml_claim_slot(r);
+    if (s < 0) { /* full: stay on our own (the attach's warning said so) */
+        ml_rejoin = 0;
+        close(ml_fd);
+        ml_fd = -1;
+        return;
+    }
+    int dev[NBINDS];
+    for (int h = 0; h < ml_nbinds; h++) {
+        struct bind *b = &ml_binds[h];
+        dev[h] = -1;
+        if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml_pv) continue;
+        dev[h] = ml_find_dev(r, b->key, b->uuid, b->cap);
+        if (dev[h] < 0) continue; /* no entry: it stays on its own */
+        __atomic_store_n(&r->used[dev[h]][s], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
+                         __ATOMIC_SEQ_CST);
+        __atomic_store_n(&r->overhead[dev[h]][s], __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST),
+                         __ATOMIC_SEQ_CST);
+        ml_heal_ctx(r, dev[h], b);
+    }
+    ml_publish_owner(r, s);
+    __atomic_store_n(&ml_sh.slot, s, __ATOMIC_RELAXED);
+    __atomic_store_n(&ml_sh.gen, gen, __ATOMIC_RELAXED);
+    ml_sh.shared = 1;
+    ml_rejoin = 0;
+    for (int h = 0; h < ml_nbinds; h++) {
+        struct bind *b = &ml_binds[h];
+        if (dev[h] < 0) continue;
+        __atomic_store_n(&b->d, dev[h], __ATOMIC_RELAXED);
+        __atomic_store_n(&b->l, &ml_sh, __ATOMIC_RELEASE);
+        /* What changed in flight on the private ledger meanwhile. */
+        ml_repair(&r->used[dev[h]][s], &b->m_used);
+        ml_repair(&r->overhead[dev[h]][s], &b->m_ovh);
+    }
+    cc_info("memory cap: %s/%s can be used now; this process joined the container's cap (slot %d)",
+            ml_dir, CC_MEM_REGION_FILE, s);
+}
+
+static void *keeper(void *arg)
+{
+    (void)arg;
+    /* No signals here, except the synchronous ones: a blocked SIGBUS from
+     * a fault would kill the process instead of reaching the guard. */
+    sigset_t set;
+    sigfillset(&set);
+    sigdelset(&set, SIGBUS);
+    sigdelset(&set, SIGSEGV);
+    sigdelset(&set, SIGFPE);
+    sigdelset(&set, SIGILL);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    for (;;) {
+        pthread_mutex_lock(&ml_mu);
+        cc_mem_region_t *r = ml_sh.shared ? ml_sh.r : NULL;
+        uint32_t gen = ml_sh.gen;
+        pthread_mutex_unlock(&ml_mu);
+        if (!r) { /* private: nothing to keep, unless the file may become usable */
+            pthread_mutex_lock(&ml_mu);
+            int again = ml_rejoin;
+            pthread_mutex_unlock(&ml_mu);
+            if (!again) return NULL;
+            nanosleep(&(struct timespec){0, CC_ML_KEEP_NS}, NULL);
+            pthread_mutex_lock(&ml_mu);
+            if (ml_rejoin && !ml_sh.shared) rejoin_locked();
+            pthread_mutex_unlock(&ml_mu);
+            continue;
+        }
+        struct timespec ts = {0, CC_ML_KEEP_NS};
+        if (__atomic_load_n(&r->generation, __ATOMIC_SEQ_CST) == gen)
+            ml_futex(&r->generation, FUTEX_WAIT, gen, &ts);
+        pthread_mutex_lock(&ml_mu);
+        ml_check_locked(1);
+        pthread_mutex_unlock(&ml_mu);
+    }
+    return NULL;
+}

@@ -1,0 +1,279 @@
+/* The memory ledger (cap/memledger.h): reserve, charge, release, and the
+ * counts.
+ *
+ * EXACT CHECK-AND-RESERVE WITHOUT A LOCK
+ * A process reserves b bytes on device d by
+ *   (1) adding b to its OWN slot, used[d][me]    (seq_cst read-modify-write)
+ *   (2) reading slots_hw and every slot < hw     (seq_cst loads)
+ *   (3) committing if the sum <= cap, else subtracting b again and failing.
+ * Claim: the bytes of committed, not yet released reservations never exceed
+ * the cap. Proof: all the operations above are seq_cst, so they lie in one
+ * total order S consistent with each process's program order. Take the set
+ * of reservations committed and outstanding at any moment and let X be the
+ * one whose add (1) comes last in S. X's loads (2) follow X's add in S, so
+ * they follow every other member's add, and read each member's slot no
+ * smaller than that member's outstanding committed bytes (a slot only goes
+ * down by a release of bytes that are then no longer outstanding, or by a
+ * failed attempt's take-back of its own add). A slot claimed late is still
+ * read: its owner raises slots_hw (seq_cst) before its first add, so before
+ * X's load of slots_hw. Hence X's sum >= the outstanding total, and X
+ * committed only if that sum <= cap. Concurrent attempts can only make each
+ * other fail (each may see the other's transient add); a failing reserver
+ * therefore retries a few times, with its own add taken back, while the
+ * others' bytes alone leave room, so contention does not look like OOM.
+ * A process killed between (1) and (3) leaves b in its slot; the liveness
+ * sweep (ledger_slots.c) reclaims the whole slot. tests/mem_ledger_mp.c
+ * ("race") checks the claim with 8 processes, and fails with the sum
+ * replaced by the own slot only (-DCC_ML_TEST_LOCAL_ONLY, the negative
+ * control).
+ * "Every slot" is every one of the CC_MEM_SLOTS slots whose owner word is
+ * not 0 (seq_cst load; a claimer stores its owner word before its first add),
+ * not those below slots_hw: one corrupted hw word must not hide live slots.
+ * Each other slot counts at most cap + 1 (one corrupted count costs at
+ * most the cap, and a slot past the cap refuses everything anyway), and our
+ * own slot counts at least our private mirror of it (ledger_rebuild.c). */
+#include "cap/memledger.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+#include "cap/mem/ledger_internal.h"
+#include "cudacap/counters.h"
+#include "cudacap/mem_region.h"
+
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
+
+/* ---- reserve / release ------------------------------------------------- */
+
+/* The slot we count in, attaching again in a fork child, re-publishing
+ * first when the region changed under us (one relaxed load when not). */
+static inline struct ledger *ledger_of(int h, int *d, int *slot)
+{
+    struct bind *b = &ml_binds[h];
+    struct ledger *l = __atomic_load_n(&b->l, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(!l, 0)) return NULL;
+    if (__builtin_expect(__atomic_load_n(&l->slot, __ATOMIC_RELAXED) < 0 ||
+                             (l == &ml_sh && __atomic_load_n(&l->r->generation, __ATOMIC_RELAXED) !=
+                                                __atomic_load_n(&l->gen, __ATOMIC_RELAXED)),
+                         0)) {
+        pthread_mutex_lock(&ml_mu);
+        ml_attach_locked(ml_dir);
+        if (ml_sh.slot >= 0) ml_republish_locked(0);
+        pthread_mutex_unlock(&ml_mu);
+        l = __atomic_load_n(&b->l, __ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&l->slot, __ATOMIC_RELAXED) < 0) { /* no slot (full region): count privately */
+            pthread_mutex_lock(&ml_mu);
+            ml_go_private_locked("no process slot");
+            pthread_mutex_unlock(&ml_mu);
+            l = __atomic_load_n(&b->l, __ATOMIC_ACQUIRE);
+            if (l != &ml_pv) return NULL;
+        }
+    }
+    *d = __atomic_load_n(&b->d, __ATOMIC_RELAXED);
+    *slot = __atomic_load_n(&l->slot, __ATOMIC_RELAXED);
+    return l;
+}
+
+/* Container's use of device d: every owned slot, each at most clampv, our
+ * own at least its mirror. Cost: 512 owner words (8 KiB, sequential) plus
+ * the counts of the owned slots. */
+static uint64_t sum_dev(const struct ledger *l, const struct bind *b, int d, int mine)
+{
+    uint64_t own = sat_add(__atomic_load_n(&l->r->used[d][mine], __ATOMIC_SEQ_CST),
+                           __atomic_load_n(&l->r->overhead[d][mine], __ATOMIC_SEQ_CST));
+    uint64_t mirror = sat_add(__atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
+                              __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST));
+    if (own < mirror) own = mirror;
+#ifdef CC_ML_TEST_LOCAL_ONLY
+    /* Negative control: a per-process cap instead of the container-wide one. */
+    return own;
+#else
+    /* Another slot over the cap refuses everything: cap + 1 says as much. */
+    uint64_t clampv = b->cap && b->cap < UINT64_MAX ? b->cap + 1 : UINT64_MAX;
+    uint32_t end = scan_end(l->r);
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < end; i++) {
+        uint64_t v;
+        if ((int)i == mine) {
+            s = sat_add(s, own); /* ours is exact: never clamped */
+            continue;
+        } else {
+#ifndef CC_ML_TEST_TRUST_HW
+            if (!__atomic_load_n(&l->r->proc[i].owner, __ATOMIC_SEQ_CST)) continue;
+#endif
+            v = sat_add(__atomic_load_n(&l->r->used[d][i], __ATOMIC_SEQ_CST),
+                        __atomic_load_n(&l->r->overhead[d][i], __ATOMIC_SEQ_CST));
+        }
+#ifndef CC_ML_TEST_TRUST_HW
+        if (v > clampv) v = clampv;
+#else
+        (void)clampv;
+#endif
+        s = sat_add(s, v);
+    }
+    return s;
+#endif
+}
+
+#define RESERVE_TRIES 8
+
+static void sub_clamped(uint64_t *p, uint64_t bytes)
+{
+    /* Never below zero, whatever the file holds: CAS loop, clamped. */
+    uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(p, &v, v > bytes ? v - bytes : 0, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_RELAXED)) {
+    }
+}
+
+/* The cell reserve_in counts in: allocations, or overhead (contexts). */
+static inline uint64_t *cell_of(struct ledger *l, int d, int slot, int ovh)
+{
+    return ovh ? &l->r->overhead[d][slot] : &l->r->used[d][slot];
+}
+
+static inline int reserve_in(int h, uint64_t bytes, uint64_t cap, int ovh)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (__builtin_expect(!l, 0)) return cap && bytes > cap ? -1 : 0;
+    struct bind *b = &ml_binds[h];
+    uint64_t *mine = cell_of(l, d, slot, ovh), *mir = ovh ? &b->m_ovh : &b->m_used;
+    int swept = 0, checked = 0;
+    for (int t = 0;; t++) {
+        __atomic_add_fetch(mir, bytes, __ATOMIC_SEQ_CST);           /* mirror first */
+        __atomic_add_fetch(mine, bytes, __ATOMIC_SEQ_CST);          /* (1) */
+        if (!cap) return 0;
+        uint64_t total = sum_dev(l, b, d, slot);                   /* (2) */
+        if (total <= cap) return 0;                                /* (3) commit */
+        __atomic_sub_fetch(mine, bytes, __ATOMIC_SEQ_CST);          /* take back */
+        __atomic_sub_fetch(mir, bytes, __ATOMIC_SEQ_CST);
+        if (bytes > cap || t + 1 >= RESERVE_TRIES) return -1;
+        uint64_t others = total - bytes; /* includes our own earlier bytes */
+        if (!swept) { /* dead processes may hold what we need */
+            swept = 1;
+            if (ml_sweep(l) > 0) continue;
+        }
+        if (!checked && l == &ml_sh) { /* our own slot may be wrong (repaired) */
+            checked = 1;
+            pthread_mutex_lock(&ml_mu);
+            ml_check_locked(0);
+            pthread_mutex_unlock(&ml_mu);
+            l = ledger_of(h, &d, &slot);
+            if (!l) return -1;
+            mine = cell_of(l, d, slot, ovh);
+        }
+        if (others > cap - bytes) return -1; /* no room even without contention */
+        /* Only concurrent attempts were in the way: let them finish. */
+        if (t < 2) sched_yield();
+        else nanosleep(&(struct timespec){0, 20000L << (t - 2)}, NULL);
+    }
+}
+
+int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap) { return reserve_in(h, bytes, cap, 0); }
+
+int cc_ml_reserve_overhead(int h, uint64_t bytes, uint64_t cap)
+{
+    return reserve_in(h, bytes, cap, 1);
+}
+
+void cc_ml_unreserve_overhead(int h, uint64_t bytes)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (!l) return;
+    sub_clamped(&l->r->overhead[d][slot], bytes); /* shared first, mirror after */
+    sub_clamped(&ml_binds[h].m_ovh, bytes);
+}
+
+/* A context's size as the container learned it (0: not yet). Untrusted file
+ * content: at most the cap this process applies (a larger value would only
+ * refuse every context). */
+uint64_t cc_ml_ctx_size(int h)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (!l) return 0;
+    uint64_t v = __atomic_load_n(&l->r->ctx_size[d], __ATOMIC_RELAXED);
+    uint64_t cap = ml_binds[h].cap;
+    if (cap && v > cap) v = 0; /* garbage (no context is larger than the cap): unknown */
+    if (v) __atomic_store_n(&ml_binds[h].m_ctx, v, __ATOMIC_RELAXED); /* kept for a rebuild */
+    else v = __atomic_load_n(&ml_binds[h].m_ctx, __ATOMIC_RELAXED);
+    return v;
+}
+
+void cc_ml_set_ctx_size(int h, uint64_t bytes)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (!l) return;
+    __atomic_store_n(&ml_binds[h].m_ctx, bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&l->r->ctx_size[d], bytes, __ATOMIC_RELAXED);
+}
+
+/* Refusals are counted for the node's exporter (cudacap/counters.h), in the
+ * shared file only: the private ledger maps no file past its struct. The
+ * hook layer calls this once per refusal the program sees. */
+void cc_ml_count_refusal(int h)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (l == &ml_sh && d >= 0 && d < CC_MEM_DEVS)
+        __atomic_fetch_add(&cc_mem_counters(l->r)->refusals[d], 1, __ATOMIC_RELAXED);
+}
+
+void cc_ml_charge(int h, uint64_t bytes)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (!l) return;
+    __atomic_add_fetch(&ml_binds[h].m_used, bytes, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&l->r->used[d][slot], bytes, __ATOMIC_SEQ_CST);
+}
+
+void cc_ml_release(int h, uint64_t bytes)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (!l) return;
+    sub_clamped(&l->r->used[d][slot], bytes); /* shared first, mirror after */
+    sub_clamped(&ml_binds[h].m_used, bytes);
+}
+
+void cc_ml_set_overhead(int h, uint64_t bytes)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (!l) return;
+    __atomic_store_n(&ml_binds[h].m_ovh, bytes, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&l->r->overhead[d][slot], bytes, __ATOMIC_SEQ_CST);
+}
+
+uint64_t cc_ml_overhead(int h)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    return l ? __atomic_load_n(&ml_binds[h].m_ovh, __ATOMIC_RELAXED) : 0;
+}
+
+uint64_t cc_ml_used(int h)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    return l ? sum_dev(l, &ml_binds[h], d, slot) : 0;
+}
+
+uint64_t cc_ml_own(int h)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    return l ? __atomic_load_n(&ml_binds[h].m_used, __ATOMIC_RELAXED) : 0;
+}
+
+int cc_ml_shared(int h)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    return l && l->shared;
+}

@@ -1,0 +1,271 @@
+/* The memory ledger (cap/memledger.h): who lives, and the process slots of
+ * the region. A slot is claimed by CAS on its owner word, filled, then
+ * published; the sweep reclaims the slots of dead processes (their liveness
+ * byte first, then /proc); the host pids recorded in the slots join the
+ * region with NVML's view. */
+#include "cap/memledger.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cap/mem/ledger_internal.h"
+#include "cudacap/mem_region.h"
+#include "region/region.h"
+
+/* ---- liveness ---------------------------------------------------------- */
+
+/* Reads field 3 (state) and 22 (start time) of /proc/<pid>/stat. The comm
+ * field may hold spaces and parentheses: parse after the LAST ')'. */
+static int read_stat(pid_t pid, char *state, uint64_t *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ') return -1;
+    p += 2; /* field 3 */
+    *state = *p;
+    for (int f = 3; f < 22; f++) {
+        p = strchr(p, ' ');
+        if (!p) return -1;
+        p++;
+    }
+    *start = strtoull(p, NULL, 10);
+    return 0;
+}
+
+uint64_t cc_ml_start_time(pid_t pid)
+{
+    char st;
+    uint64_t t;
+    return read_stat(pid, &st, &t) == 0 ? t : 0;
+}
+
+int cc_ml_pid_alive(uint32_t pid, uint64_t start_time)
+{
+    if (pid == 0 || pid >= CC_MEM_REAPING) return 0;
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 0;
+    char st;
+    uint64_t t;
+    if (read_stat((pid_t)pid, &st, &t) != 0) return 1; /* no /proc: trust kill */
+    if (st == 'Z' || st == 'X') return 0;
+    if (start_time && t != start_time) return 0; /* the pid was reused */
+    return 1;
+}
+
+/* ---- liveness locks ------------------------------------------------------ */
+
+int ml_live_lock(int fd, uint32_t pid)
+{
+    if (fd < 0 || pid == 0 || pid >= CC_MEM_LIVE_PIDS) return -1;
+    return cc_lock_range(fd, (off_t)(CC_MEM_LIVE_BASE + pid), 1, F_WRLCK, 0);
+}
+
+/* 1: pid holds its liveness byte; 0: it does not; -1: cannot tell. */
+static int live_held(uint32_t pid)
+{
+    if (ml_fd < 0 || pid == 0 || pid >= CC_MEM_LIVE_PIDS) return -1;
+    if (pid == (uint32_t)getpid()) return 1;
+    off_t at, n;
+    return cc_lock_query(ml_fd, (off_t)(CC_MEM_LIVE_BASE + pid), 1, &at, &n);
+}
+
+/* The pids holding a liveness byte, other than us (at most max). */
+int ml_live_pids(int fd, uint32_t *out, int max)
+{
+    off_t lo_s[64], hi_s[64];
+    int top = 0, n = 0;
+    lo_s[top] = (off_t)CC_MEM_LIVE_BASE + 1;
+    hi_s[top++] = (off_t)(CC_MEM_LIVE_BASE + CC_MEM_LIVE_PIDS);
+    while (top > 0 && n < max) {
+        off_t lo = lo_s[--top], hi = hi_s[top];
+        if (lo >= hi) continue;
+        off_t at, len;
+        if (cc_lock_query(fd, lo, hi - lo, &at, &len) != 1) continue;
+        if (at < lo) at = lo;
+        off_t end = at + len > hi ? hi : at + len;
+        for (off_t p = at; p < end && n < max; p++) out[n++] = (uint32_t)(p - (off_t)CC_MEM_LIVE_BASE);
+        if (top + 2 > 64) break; /* bounded: never more than 64 ranges pending */
+        lo_s[top] = lo, hi_s[top++] = at;
+        lo_s[top] = end, hi_s[top++] = hi;
+    }
+    return n;
+}
+
+/* ---- slots ------------------------------------------------------------- */
+
+/* Empties slot i, which we own as its reaper (or its dead owner's image).
+ * Counts first, owner last (release): a new owner finds zeros. */
+void ml_clear_slot(cc_mem_region_t *r, int i)
+{
+    for (int d = 0; d < CC_MEM_DEVS; d++) {
+        __atomic_store_n(&r->used[d][i], 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&r->overhead[d][i], 0, __ATOMIC_SEQ_CST);
+    }
+    __atomic_store_n(&r->proc[i].host_pid, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->proc[i].start_time, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->proc[i].owner, 0, __ATOMIC_SEQ_CST);
+}
+
+/* Whether the owner of a slot lives: its liveness byte first (independent
+ * of the region's content), then the pid and its start time. */
+static int owner_alive(uint32_t pid, uint64_t start_time)
+{
+    /* Held: the process with that pid is attached now (a pid reused by a
+     * new process is no better: that process reaps the slots naming its pid
+     * when it attaches). One fcntl, no /proc read. */
+    int held = live_held(pid);
+    if (held >= 0) return held;
+    return cc_ml_pid_alive(pid, start_time);
+}
+
+/* Reaps slot i if its owner (or its interrupted reaper) is dead, or if it
+ * names our own pid without being our slot (left by this pid before an
+ * exec, or a copy). Returns 1 when reaped. */
+int ml_reap_if_dead(cc_mem_region_t *r, int i, int mine)
+{
+#ifdef CC_ML_TEST_NO_SWEEP
+    (void)r, (void)i, (void)mine, (void)owner_alive;
+    return 0; /* negative control: killed processes' bytes stay */
+#else
+    uint32_t o = __atomic_load_n(&r->proc[i].owner, __ATOMIC_ACQUIRE);
+    if (o == 0 || i == mine) return 0;
+    /* After the free-slot test: getpid is a system call, and a sweep of the
+     * 512 slots called it for each (255 us a refusal at the cap). */
+    uint32_t me = (uint32_t)getpid();
+    if (o & CC_MEM_REAPING) {
+        uint32_t p = o & ~CC_MEM_REAPING;
+        if (p == me) return 0; /* our own claim in progress (another thread) */
+        if (owner_alive(p, 0)) return 0; /* reaper or claimer at work */
+    } else if (o != me) {
+        uint64_t st = __atomic_load_n(&r->proc[i].start_time, __ATOMIC_RELAXED);
+        if (owner_alive(o, st)) return 0;
+    }
+    /* Take the slot for cleaning; losing the CAS means someone else did. */
+    if (!__atomic_compare_exchange_n(&r->proc[i].owner, &o, CC_MEM_REAPING | me, 0,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_ACQUIRE))
+        return 0;
+    ml_clear_slot(r, i);
+    return 1;
+#endif
+}
+
+int ml_sweep(struct ledger *l)
+{
+    if (!l->r || !l->shared) return 0;
+    int n = 0;
+    uint32_t end = scan_end(l->r);
+    int mine = __atomic_load_n(&l->slot, __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < end; i++) n += ml_reap_if_dead(l->r, (int)i, mine);
+    return n;
+}
+
+int cc_ml_sweep(void)
+{
+    int n = ml_sweep(&ml_sh);
+    /* And our own slot: the queries that sweep (cuMemGetInfo, NVML) show
+     * a repaired figure. */
+    pthread_mutex_lock(&ml_mu);
+    ml_check_locked(0);
+    pthread_mutex_unlock(&ml_mu);
+    return n;
+}
+
+/* Claims a free slot for us: owner CC_MEM_REAPING | pid while we fill it
+ * (counted, and left alone by sweepers while we live); the caller stores
+ * the counts and then ml_publish_owner(). */
+int ml_claim_slot(cc_mem_region_t *r)
+{
+    uint32_t me = (uint32_t)getpid();
+    for (int i = 0; i < CC_MEM_SLOTS; i++) {
+        if (__atomic_load_n(&r->proc[i].owner, __ATOMIC_RELAXED)) continue;
+        /* Display (cudacap status) only: the sum scans every slot. */
+        uint32_t hw = __atomic_load_n(&r->slots_hw, __ATOMIC_SEQ_CST);
+        while (hw < (uint32_t)i + 1 &&
+               !__atomic_compare_exchange_n(&r->slots_hw, &hw, (uint32_t)i + 1, 0,
+                                            __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+        }
+        uint32_t z = 0;
+        if (!__atomic_compare_exchange_n(&r->proc[i].owner, &z, CC_MEM_REAPING | me, 0,
+                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+            continue;
+        /* Free slots may hold garbage (they are never summed): reset. */
+        for (int d = 0; d < CC_MEM_DEVS; d++) {
+            __atomic_store_n(&r->used[d][i], 0, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&r->overhead[d][i], 0, __ATOMIC_SEQ_CST);
+        }
+        __atomic_store_n(&r->proc[i].start_time, cc_ml_start_time((pid_t)me), __ATOMIC_RELAXED);
+        __atomic_store_n(&r->proc[i].host_pid, ml_host_pid, __ATOMIC_RELAXED);
+        return i;
+    }
+    return -1;
+}
+
+void ml_publish_owner(cc_mem_region_t *r, int i)
+{
+    /* Seq-cst: ordered before our first add to the slot (the proof). */
+    __atomic_store_n(&r->proc[i].owner, (uint32_t)getpid(), __ATOMIC_SEQ_CST);
+}
+
+/* ---- host pid ---------------------------------------------------------- */
+
+void cc_ml_set_host_pid(uint32_t host_pid)
+{
+    pthread_mutex_lock(&ml_mu);
+    __atomic_store_n(&ml_host_pid, host_pid, __ATOMIC_RELAXED);
+    int s = __atomic_load_n(&ml_sh.slot, __ATOMIC_RELAXED);
+    if (ml_sh.r && s >= 0) __atomic_store_n(&ml_sh.r->proc[s].host_pid, host_pid, __ATOMIC_RELAXED);
+    if (ml_pv.r) ml_pv.r->proc[0].host_pid = host_pid;
+    pthread_mutex_unlock(&ml_mu);
+}
+
+uint32_t cc_ml_host_pid(void) { return __atomic_load_n(&ml_host_pid, __ATOMIC_RELAXED); }
+
+int cc_ml_host_pid_taken(uint32_t host_pid)
+{
+    if (!ml_sh.r || !ml_sh.shared) return 0;
+    int mine = __atomic_load_n(&ml_sh.slot, __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < CC_MEM_SLOTS; i++) {
+        if ((int)i == mine) continue;
+        uint32_t o = __atomic_load_n(&ml_sh.r->proc[i].owner, __ATOMIC_ACQUIRE);
+        if (o && !(o & CC_MEM_REAPING) &&
+            __atomic_load_n(&ml_sh.r->proc[i].host_pid, __ATOMIC_RELAXED) == host_pid &&
+            owner_alive(o, __atomic_load_n(&ml_sh.r->proc[i].start_time, __ATOMIC_RELAXED)))
+            return 1;
+    }
+    return 0;
+}
+
+uint32_t cc_ml_nspid_host(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f) return 0;
+    char line[256];
+    uint32_t host = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "NSpid:", 6) != 0) continue;
+        char *p = line + 6, *end;
+        unsigned long first = strtoul(p, &end, 10);
+        int levels = end != p;
+        while (end != p) {
+            p = end;
+            strtoul(p, &end, 10);
+            if (end != p) levels++;
+        }
+        if (levels > 1) host = (uint32_t)first;
+        break;
+    }
+    fclose(f);
+    return host;
+}
