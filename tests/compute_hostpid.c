@@ -1,6 +1,6 @@
 /* Host pid discovery and the NVML join of the compute cap, on the simulator
  * with CUDACAP_SIM_PID_OFFSET set: NVML reports getpid() + offset, as a
- * container's host pids differ from the pids it sees (DESIGN.md §4).
+ * container's host pids differ from the pids it sees (docs/compute.md, "Host pids").
  *
  *   join   4 processes start at once (barrier before their first CUDA call),
  *          cap 30 %, each saturates the device for 4 s; creating a context

@@ -1,5 +1,5 @@
 /* The compute region: CUDACAP_STATE_DIR/compute.region, shared by every
- * process of a container (DESIGN.md §4, docs/compute.md). ABI between all
+ * process of a container (docs/compute.md, "Shared state"). ABI between all
  * processes that map it: fixed-width fields, explicit padding, offsets pinned
  * below, accessed only with __atomic_* builtins (no volatile, no _Atomic:
  * a non-lock-free _Atomic would fall back to a per-process lock table).

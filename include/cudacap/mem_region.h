@@ -1,5 +1,5 @@
 /* The memory region: "memory.region" in the container's state folder, shared
- * by every capped process of the container (DESIGN.md §4, docs/memory.md).
+ * by every capped process of the container (docs/memory.md, "Shared state").
  *
  * ABI: fixed-width fields, explicit padding, offsets pinned below. Shared
  * fields are accessed only with __atomic_* builtins (order written at each

@@ -1,4 +1,4 @@
-/* Environment parsing (DESIGN.md §3). Every CUDACAP_* name has a HAMi/Volcano
+/* Environment parsing (docs/configuration.md). Every CUDACAP_* name has a HAMi/Volcano
  * equivalent that the device plugins set; when both are set the CUDACAP_* one
  * wins. A value that does not parse leaves that cap absent and says so. */
 #include "cudacap/config.h"

@@ -1,4 +1,4 @@
-/* This process's pid as NVML reports it (DESIGN.md §4 "Process identity"):
+/* This process's pid as NVML reports it (docs/compute.md, "Host pids"):
  * the one discovery used by the memory cap (overhead measurement) and the
  * compute cap (joining NVML's per-process samples to the container). */
 #ifndef CC_HOOK_HOSTPID_H

@@ -1,6 +1,6 @@
 /* Map, validate, rebuild and degrade for the container's shared state files
- * (DESIGN.md §4). One function call per file; failures degrade (NULL and one
- * warning), never kill the process. */
+ * (docs/design.md, "State files"). One function call per file; failures
+ * degrade (NULL and one warning), never kill the process. */
 #ifndef CC_REGION_H
 #define CC_REGION_H
 
