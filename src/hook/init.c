@@ -95,16 +95,30 @@ void cc_nvml_init(void)
     run_once(&once, nvml_init_once);
 }
 
+/* A missing entry point is said once per entry point (hook.h), not once per
+ * call: a program that polls one in a loop would otherwise fill its log.
+ * cc_log_once would say it once for all of them (one call site), hence a
+ * flag per entry. Relaxed: the flag orders nothing, and two threads racing
+ * on the first miss still print one line. */
+static unsigned char missing_said[CC_FN_COUNT];
+
+static int first_miss(enum cc_fn id)
+{
+    return !__atomic_exchange_n(&missing_said[id], 1, __ATOMIC_RELAXED);
+}
+
 CUresult cc_cuda_missing(enum cc_fn id)
 {
-    cc_warn("the installed driver has no %s; returning CUDA_ERROR_NOT_SUPPORTED",
-            cc_hooks[id].name);
+    if (first_miss(id))
+        cc_warn("the installed driver has no %s; returning CUDA_ERROR_NOT_SUPPORTED",
+                cc_hooks[id].name);
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 nvmlReturn_t cc_nvml_missing(enum cc_fn id)
 {
-    cc_warn("the installed NVML has no %s; returning NVML_ERROR_FUNCTION_NOT_FOUND",
-            cc_hooks[id].name);
+    if (first_miss(id))
+        cc_warn("the installed NVML has no %s; returning NVML_ERROR_FUNCTION_NOT_FOUND",
+                cc_hooks[id].name);
     return NVML_ERROR_FUNCTION_NOT_FOUND;
 }
