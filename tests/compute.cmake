@@ -253,3 +253,13 @@ foreach(t alone.control newcomer.control two.control two.control_grow bursts.con
     set_tests_properties(compute.elastic.${t} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE)
   endif()
 endforeach()
+# The elastic step's rules and a two-container model plant. Control: others
+# never seen (no yield, no split).
+cc_compute_test(compute_elastic_unit compute_elastic_unit.c)
+add_test(NAME compute.elastic.unit COMMAND compute_elastic_unit)
+cc_compute_control(compute_elastic_unit_noyield compute_elastic_unit.c CC_TEST_NO_YIELD
+                   ${CC_CAP_SRC}/elastic.c)
+add_test(NAME compute.elastic.unit.control COMMAND compute_elastic_unit_noyield)
+set_tests_properties(compute.elastic.unit.control PROPERTIES WILL_FAIL TRUE)
+set_tests_properties(compute.elastic.unit compute.elastic.unit.control PROPERTIES
+                     LABELS "compute;elastic" TIMEOUT 60)

@@ -14,7 +14,7 @@
  *             the quantization of a batch per process). Control:
  *             CC_TEST_NO_YIELD (others' work never seen): the device split
  *             by queues, about 60/40.
- *   two       elastic 30/100 (1 process, 2 kernels in flight) and 20/100
+ *   two       elastic 30/100 (1 process, 3 kernels in flight) and 20/100
  *             (4 processes, 6 each), both busy: each at least its hard
  *             share, the device >= 90 % busy. Controls: CC_TEST_NO_YIELD
  *             (split by queues: the 30 % one under its guarantee) and CC_TEST_NO_GROW (back to
@@ -26,13 +26,19 @@
  *             yields a second late and takes the device back a second
  *             after each burst). ARG: seconds (20; 8 under sanitizers and
  *             for the control).
+ * Windows in which the machine did not run the test (2 % of the time lost
+ * in the parent's late wake-ups: other suites on 2 cores) are not counted; at least half of
+ * them must count (wait_watching).
  * Figures measured are in docs/compute.md ("Elastic caps"). */
 #include <cuda.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -204,9 +210,64 @@ static void start_all(void)
         }
 }
 
+/* The machine's own lateness: while the workers run, the parent sleeps
+ * 2 ms at a time and adds up, per bin, the wake-ups more than 5 ms late. A
+ * window with 2 % of its time lost so is one in which the machine did not
+ * run our processes either (other suites on 2 cores: load averages of 10
+ * were seen; the device then idled, both containers at a third), and a
+ * share measured in it says nothing about the cap: such windows are not
+ * counted (and at least half of them must count). */
+static double late_ms[MAX_BINS];
+
+static int starved(uint64_t a, uint64_t b)
+{
+    double lost = 0;
+    for (uint64_t i = a * 1000000ull / BIN_NS; i < b * 1000000ull / BIN_NS && i < MAX_BINS; i++)
+        lost += late_ms[i];
+    return lost >= 0.02 * (double)(b - a);
+}
+
+static void wait_watching(void)
+{
+    int left = np, bad = 0;
+    /* The probe also writes a page of a shared file mapping in the state
+     * folder, as the simulator and the library do theirs: a write-back stall
+     * of the file system (a write fault waiting for the page's I/O) stalls
+     * the probe as it stalls them (seen: both containers of two runs at
+     * once at 3-20 % for a second, the sleeping parent on time). */
+    char pf[700];
+    snprintf(pf, sizeof pf, "%s/probe", base);
+    int fd = open(pf, O_RDWR | O_CREAT, 0600);
+    uint64_t *page = NULL;
+    if (fd >= 0 && ftruncate(fd, 4096) == 0) {
+        void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        page = m == MAP_FAILED ? NULL : m;
+    }
+    if (fd >= 0) close(fd);
+    while (left > 0) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p > 0) {
+            left--;
+            bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+            continue;
+        }
+        if (p < 0) break;
+        uint64_t t = mp_now();
+        usleep(2000);
+        if (page) __atomic_add_fetch(page, 1, __ATOMIC_RELAXED);
+        uint64_t now = mp_now();
+        double late = (double)(now - t) / 1e6 - 2.0;
+        uint64_t b = now > t0 ? (now - t0) / BIN_NS : MAX_BINS;
+        if (late > 5.0 && b < MAX_BINS) late_ms[b] += late;
+    }
+    if (page) munmap(page, 4096);
+    CHECK(bad == 0 && left == 0, "a worker failed");
+}
+
 static void finish(void)
 {
-    CHECK(mp_wait_all(pids, np) == 0, "a worker failed");
+    wait_watching();
     for (int i = 0; i < nc; i++) collect(&C[i]);
     uint64_t end = 0;
     for (int i = 0; i < nc; i++)
@@ -235,6 +296,27 @@ static const cc_compute_elastic_t *elastic_of(const struct cont *c, uint32_t *ta
     return &r->elastic[0];
 }
 
+/* The mean share of the container over the 0.5 s windows of [a, b) that
+ * count (not starved); *n, *of: windows counted, windows. */
+static double share_counted(const struct cont *c, uint64_t a, uint64_t b, int *n, int *of)
+{
+    double s = 0;
+    *n = *of = 0;
+    for (uint64_t w = a; w + 500 <= b; w += 500) {
+        (*of)++;
+        if (starved(w, w + 500)) continue;
+        (*n)++;
+        s += share(c, w, w + 500);
+    }
+    return *n ? s / *n : 0;
+}
+
+static void check_counted(const char *what, int n, int of)
+{
+    if (n < of) printf("%s: %d of %d windows counted (the others starved)\n", what, n, of);
+    CHECK(2 * n >= of, "%s: only %d of %d windows counted", what, n, of);
+}
+
 /* Quantization of the bins: a kernel per process at each end of a window. */
 static double slack(const struct cont *c, uint64_t ms)
 {
@@ -260,7 +342,9 @@ static void mode_alone(void)
         CHECK(borrowed > SEC, "borrowed %.2f device-s", borrowed / 1e9);
     }
     finish();
-    double s = share(e, 1000, 4000);
+    int n, of;
+    double s = share_counted(e, 1000, 4000, &n, &of);
+    check_counted("alone", n, of);
     printf("elastic 30/100 alone: %.1f %% of the device over 1..4 s\n", s);
     CHECK(s >= 90.0, "alone: %.1f %% < 90 %%", s);
 }
@@ -279,7 +363,10 @@ static void mode_newcomer(void)
         CHECK(cont == 1 && target <= 550, "target %u contended %u", target, cont);
     }
     finish();
-    double before = share(e, 1000, 2000), sn = share(n, 3000, 6000), se = share(e, 3000, 6000);
+    int k, of;
+    double before = share(e, 1000, 2000), sn = share_counted(n, 3000, 6000, &k, &of);
+    double se = share_counted(e, 3000, 6000, &k, &of);
+    check_counted("newcomer", k, of);
     printf("borrower alone %.1f %%; from 1 s after the newcomer: newcomer %.1f %%, borrower %.1f %%\n",
            before, sn, se);
     /* Borrowing before (the alone test asks for 90 %; under load the
@@ -290,7 +377,7 @@ static void mode_newcomer(void)
     double lo = 100;
     for (uint64_t a = 500; a + 500 <= 6000; a += 250) {
         double x = share(e, a, a + 500);
-        if (x < lo) lo = x;
+        if (x < lo && !starved(a, a + 500)) lo = x;
     }
     printf("borrower's least 0.5 s window: %.1f %% (slack %.1f)\n", lo, slack(e, 500));
     CHECK(lo >= 30.0 - slack(e, 500), "borrower at %.1f %% < its hard 30 %%", lo);
@@ -298,18 +385,20 @@ static void mode_newcomer(void)
 
 static void mode_two(void)
 {
-    /* Queues of 2 and 4 x 6 kernels: split by queues (no yield), the 30 %
-     * one gets under a tenth of the device. */
+    /* Queues of 3 and 4 x 6 kernels: split by queues (no yield), the 30 %
+     * one gets about a tenth of the device. */
     struct cont *a = add(30, 100, 1, 0, 6000, 0);
     struct cont *b = add(20, 100, 4, 0, 6000, 0);
-    a->depth = 2;
+    a->depth = 3;
     b->depth = 6;
     start_all();
     finish();
-    double sa = share(a, 2000, 6000), sb = share(b, 2000, 6000);
+    int n, of;
+    double sa = share_counted(a, 2000, 6000, &n, &of), sb = share_counted(b, 2000, 6000, &n, &of);
+    check_counted("two", n, of);
     printf("over 2..6 s: 30/100 %.1f %%, 20/100 %.1f %%, device %.1f %%\n", sa, sb, sa + sb);
-    CHECK(sa >= 30.0 - slack(a, 4000), "30/100 at %.1f %%", sa);
-    CHECK(sb >= 20.0 - slack(b, 4000), "20/100 at %.1f %%", sb);
+    CHECK(sa >= 30.0 - slack(a, 500), "30/100 at %.1f %%", sa);
+    CHECK(sb >= 20.0 - slack(b, 500), "20/100 at %.1f %%", sb);
     CHECK(sa + sb >= 90.0, "device %.1f %% busy < 90 %%", sa + sb);
 }
 
@@ -321,12 +410,19 @@ static void mode_bursts(int secs)
     start_all();
     finish();
     double worst = 50;
+    int counted = 0, windows = 0;
     for (uint64_t a = 2000; a + 2000 <= end; a += 4000) {
-        double x = share(n, a, a + 2000);
-        printf("neighbour on at %.0f s: %.1f %%\n", a / 1000.0, x);
-        if ((x > 50 ? x - 50 : 50 - x) > (worst > 50 ? worst - 50 : 50 - worst)) worst = x;
+        double x = share(n, a, a + 2000), dev = x + share(&C[0], a, a + 2000);
+        int ok = !starved(a, a + 2000);
+        windows++;
+        counted += ok;
+        printf("neighbour on at %.0f s: %.1f %% (device %.1f %%%s)\n", a / 1000.0, x, dev,
+               ok ? "" : ": starved, not counted");
+        if (ok && (x > 50 ? x - 50 : 50 - x) > (worst > 50 ? worst - 50 : 50 - worst)) worst = x;
     }
-    printf("neighbour's worst on window: %.1f %% (cap 50)\n", worst);
+    printf("neighbour's worst on window: %.1f %% (cap 50), %d of %d windows counted\n", worst,
+           counted, windows);
+    check_counted("bursts", counted, windows);
     CHECK(worst >= 47.0 && worst <= 53.0, "neighbour %.1f %% while on", worst);
 }
 
