@@ -234,7 +234,8 @@ foreach(m alone newcomer two bursts)
   else()
     cc_add_preloaded_test(compute.elastic.${m} compute_elastic ${m})
   endif()
-  set_tests_properties(compute.elastic.${m} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE)
+  set_tests_properties(compute.elastic.${m} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE
+                       TIMEOUT 240)
 endforeach()
 # Controls: the soft limit ignored; others' work never seen; beside others
 # no borrowing; the seed's debounced exclusivity.
@@ -250,7 +251,8 @@ cc_preload_control_mode(compute.elastic.bursts.control compute_elastic "bursts;8
                         CC_TEST_SEED_YIELD)
 foreach(t alone.control newcomer.control two.control two.control_grow bursts.control)
   if(TEST compute.elastic.${t})
-    set_tests_properties(compute.elastic.${t} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE)
+    set_tests_properties(compute.elastic.${t} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE
+                         TIMEOUT 240)
   endif()
 endforeach()
 # The elastic step's rules and a two-container model plant. Control: others

@@ -311,10 +311,14 @@ static double share_counted(const struct cont *c, uint64_t a, uint64_t b, int *n
     return *n ? s / *n : 0;
 }
 
+/* Fewer than half the windows counted: this attempt cannot judge the cap
+ * (main runs another, up to 3, then reports a skip). */
+static int short_of_windows;
+
 static void check_counted(const char *what, int n, int of)
 {
     if (n < of) printf("%s: %d of %d windows counted (the others starved)\n", what, n, of);
-    CHECK(2 * n >= of, "%s: only %d of %d windows counted", what, n, of);
+    if (2 * n < of) short_of_windows = 1;
 }
 
 /* Quantization of the bins: a kernel per process at each end of a window. */
@@ -331,17 +335,25 @@ static void mode_alone(void)
     uint32_t target = 0;
     const cc_compute_elastic_t *el = elastic_of(e, &target);
     CHECK(el != NULL, "no compute region in %s", e->state);
+    uint8_t borrowing = el ? __atomic_load_n(&el->borrowing, __ATOMIC_RELAXED) : 0;
+    uint64_t borrowed = el ? __atomic_load_n(&el->borrowed_ns, __ATOMIC_RELAXED) : 0;
+    finish();
     if (el) {
-        uint8_t borrowing = __atomic_load_n(&el->borrowing, __ATOMIC_RELAXED);
-        uint64_t borrowed = __atomic_load_n(&el->borrowed_ns, __ATOMIC_RELAXED);
         printf("at 3 s: target %u permille, borrowing %u, %.2f device-s borrowed\n", target,
                borrowing, borrowed / 1e9);
         CHECK(el->hard_pm == 300 && el->soft_pm == 1000, "limits %u/%u", el->hard_pm, el->soft_pm);
-        CHECK(target == 1000 && borrowing == 1, "alone: target %u, borrowing %u", target, borrowing);
-        /* About (share - 30 %) x 2.5 s by now: at least a second of it. */
-        CHECK(borrowed > SEC, "borrowed %.2f device-s", borrowed / 1e9);
+        /* Judged when the machine ran the second before (a starved
+         * container's demand is under its hard share: target hard). */
+        if (starved(2000, 3000)) {
+            printf("at 3 s: starved, not judged\n");
+            short_of_windows = 1;
+        } else {
+            CHECK(target == 1000 && borrowing == 1, "alone: target %u, borrowing %u", target,
+                  borrowing);
+            /* About (share - 30 %) x 2.5 s by now: at least a second of it. */
+            CHECK(borrowed > SEC, "borrowed %.2f device-s", borrowed / 1e9);
+        }
     }
-    finish();
     int n, of;
     double s = share_counted(e, 1000, 4000, &n, &of);
     check_counted("alone", n, of);
@@ -357,12 +369,11 @@ static void mode_newcomer(void)
     mp_sleep_until(t0 + 3500 * 1000000ull);
     uint32_t target = 0;
     const cc_compute_elastic_t *el = elastic_of(e, &target);
-    if (el) {
-        uint8_t cont = __atomic_load_n(&el->contended, __ATOMIC_RELAXED);
-        printf("1.5 s after the newcomer: target %u permille, contended %u\n", target, cont);
-        CHECK(cont == 1 && target <= 550, "target %u contended %u", target, cont);
-    }
+    uint8_t cont = el ? __atomic_load_n(&el->contended, __ATOMIC_RELAXED) : 0;
     finish();
+    printf("1.5 s after the newcomer: target %u permille, contended %u\n", target, cont);
+    if (el && !starved(2500, 3500))
+        CHECK(cont == 1 && target <= 550, "target %u contended %u", target, cont);
     int k, of;
     double before = share(e, 1000, 2000), sn = share_counted(n, 3000, 6000, &k, &of);
     double se = share_counted(e, 3000, 6000, &k, &of);
@@ -438,10 +449,30 @@ int main(int argc, char **argv)
     if (sl <= 0) return 1;
     self[sl] = 0;
     mkdir(base, 0700);
-    if (!strcmp(argv[1], "alone")) mode_alone();
-    else if (!strcmp(argv[1], "newcomer")) mode_newcomer();
-    else if (!strcmp(argv[1], "two")) mode_two();
-    else if (!strcmp(argv[1], "bursts")) mode_bursts(argc > 2 ? atoi(argv[2]) : 20);
-    else return 2;
-    CHECK_EXIT();
+    /* Each attempt in a child of its own: one the machine starved (fewer
+     * than half its windows counted) is run again, up to 3 times; then the
+     * test is skipped (77), never passed, and says why. */
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        fflush(stdout);
+        pid_t p = fork();
+        if (p == 0) {
+            if (!strcmp(argv[1], "alone")) mode_alone();
+            else if (!strcmp(argv[1], "newcomer")) mode_newcomer();
+            else if (!strcmp(argv[1], "two")) mode_two();
+            else if (!strcmp(argv[1], "bursts")) mode_bursts(argc > 2 ? atoi(argv[2]) : 20);
+            else _exit(2);
+            fflush(stdout);
+            if (short_of_windows) _exit(77);
+            _exit(check_failures ? 1 : 0);
+        }
+        int st = 0;
+        if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st)) return 1;
+        if (WEXITSTATUS(st) != 77) {
+            if (WEXITSTATUS(st) == 1) printf("checks failed (attempt %d)\n", attempt);
+            return WEXITSTATUS(st);
+        }
+        printf("attempt %d: the machine starved the test (other suites on it); again\n", attempt);
+    }
+    printf("SKIPPED: three attempts starved by the machine\n");
+    return 77;
 }

@@ -44,15 +44,18 @@ static void rules(void)
     /* 30 samples without others: alone, the soft limit. */
     for (int i = 0; i < CC_ELASTIC_ALONE; i++) st = step(st, 300, 1000, 400, 400, 1, &o);
     CHECK(!st.contended && st.up_pm == 1000, "alone again: %u %u", st.contended, st.up_pm);
-    /* Demand under the hard share, nobody waiting: nothing borrowed. */
+    /* Demand under the hard share, nobody waiting, for a second: nothing
+     * borrowed (one such sample alone changes nothing). */
     st = step(st, 300, 1000, 100, 100, 0, &o);
+    CHECK(st.up_pm == 1000, "one idle sample: soft still (%u)", st.up_pm);
+    for (int i = 1; i < CC_ELASTIC_LOW; i++) st = step(st, 300, 1000, 100, 100, 0, &o);
     CHECK(st.up_pm == 300, "idle: hard (%u)", st.up_pm);
     /* Forged state: clamped. */
-    cc_elastic_state_t f = {5000, 7, 255, 1, 9};
+    cc_elastic_state_t f = {5000, 7, 255, 1, 9, 200};
     f = step(f, 300, 600, 400, 900, 1, &o);
     CHECK(f.up_pm >= 300 && f.up_pm <= 600 && f.contended == 1 && f.calm <= CC_ELASTIC_ALONE &&
-              f.saturated <= 2, "forged: %u %u %u", f.up_pm, f.contended, f.calm);
-    cc_elastic_state_t g = {100, 0, 0, 1, 0};
+              f.saturated <= 2 && f.low <= CC_ELASTIC_LOW, "forged: %u %u %u", f.up_pm, f.contended, f.calm);
+    cc_elastic_state_t g = {100, 0, 0, 1, 0, 0};
     g = step(g, 300, 600, 400, 900, 1, &o);
     CHECK(g.contended == 1 && g.up_pm >= 300 && g.up_pm <= 600, "seen, not contended: %u", g.contended);
 }

@@ -107,7 +107,8 @@ typedef struct cc_compute_elastic {
     uint64_t borrowed_ns; /* device time used above the hard cap since the line was built, ns */
     uint64_t counted_ns;  /* stamp of the last sample counted into borrowed_ns */
     uint8_t saturated;    /* consecutive samples of a saturated device (up to 2) */
-    uint8_t pad[7];
+    uint8_t low;          /* consecutive samples of demand under the hard share (up to 10) */
+    uint8_t pad[6];
 } cc_compute_elastic_t;
 _Static_assert(sizeof(cc_compute_elastic_t) == 32, "elastic slot");
 _Static_assert(offsetof(cc_compute_elastic_t, soft_pm) == 2, "elastic soft_pm");
@@ -116,6 +117,7 @@ _Static_assert(offsetof(cc_compute_elastic_t, borrowing) == 7, "elastic borrowin
 _Static_assert(offsetof(cc_compute_elastic_t, borrowed_ns) == 8, "elastic borrowed_ns");
 _Static_assert(offsetof(cc_compute_elastic_t, counted_ns) == 16, "elastic counted_ns");
 _Static_assert(offsetof(cc_compute_elastic_t, saturated) == 24, "elastic saturated");
+_Static_assert(offsetof(cc_compute_elastic_t, low) == 25, "elastic low");
 
 typedef struct cc_compute_region {
     cc_region_hdr_t hdr;

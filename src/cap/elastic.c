@@ -6,7 +6,8 @@ cc_elastic_state_t cc_elastic_initial(uint32_t hard_pm, uint32_t soft_pm)
     /* At the hard share until a first sample says the device is ours: an
      * elastic container starting beside busy ones must not take their
      * shares for the first samples (alone, the first sample lifts it). */
-    cc_elastic_state_t st = {.up_pm = hard_pm, .contended = 0, .calm = 0, .seen = 0, .saturated = 0};
+    cc_elastic_state_t st = {.up_pm = hard_pm, .contended = 0, .calm = 0, .seen = 0, .saturated = 0,
+                             .low = 0};
     return st;
 }
 
@@ -46,6 +47,7 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
     st.seen = st.seen != 0;
     if (st.calm > CC_ELASTIC_ALONE) st.calm = CC_ELASTIC_ALONE;
     if (st.saturated > 2) st.saturated = 2;
+    if (st.low > CC_ELASTIC_LOW) st.low = CC_ELASTIC_LOW;
     if (!in->sample_valid || soft == hard) return st;
     uint32_t user = in->user_pm > 1000 ? 1000 : in->user_pm;
     uint32_t sys = in->sys_pm > 1000 ? 1000 : in->sys_pm;
@@ -83,8 +85,10 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
         return st;
     }
     if (present) st.contended = 1; /* (seen without contended: a forged state) */
-    /* Demand under the hard share: nothing to borrow. */
-    if (!in->throttled && user < hard) {
+    /* Demand under the hard share for a second: nothing to borrow. */
+    st.low = !in->throttled && user < hard ? (uint8_t)(st.low + 1) : 0;
+    if (st.low >= CC_ELASTIC_LOW) {
+        st.low = CC_ELASTIC_LOW;
         st.up_pm = hard;
         return st;
     }

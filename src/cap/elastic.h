@@ -14,8 +14,10 @@
  *   leaving CC_ELASTIC_MARGIN_PM of it, at a rate proportional to the hard
  *   share (so elastic containers split idle time in proportion to their
  *   hard shares); two saturated samples in a row halve what is borrowed;
- * - not throttled and under the hard cap: nothing borrowed, target = hard
- *   (and the watcher then need not sample an idle container).
+ * - not throttled and under the hard cap for CC_ELASTIC_LOW samples:
+ *   nothing borrowed, target = hard (and the watcher then need not sample
+ *   an idle container; one sample alone is often a process the machine did
+ *   not run for a moment, and dropping then cost it 0.5 s at the hard share).
  * The target never leaves [hard, soft]. */
 #ifndef CC_CAP_ELASTIC_H
 #define CC_CAP_ELASTIC_H
@@ -28,6 +30,7 @@ typedef struct cc_elastic_state {
     uint8_t calm;      /* samples without others since, while contended */
     uint8_t seen;      /* others' work seen in the last samples (hysteresis) */
     uint8_t saturated; /* consecutive samples of a saturated device, up to 2 */
+    uint8_t low;       /* consecutive samples of demand under the hard share, up to LOW */
 } cc_elastic_state_t;
 
 typedef struct cc_elastic_input {
@@ -49,6 +52,7 @@ typedef struct cc_elastic_output {
 #define CC_ELASTIC_GAIN 0.5      /* growth per sample: gain x hard x (idle - margin) */
 #define CC_ELASTIC_ALONE 30      /* samples without others before the soft limit again */
 #define CC_ELASTIC_BORROW_PM 10  /* above the hard cap by 1 %: borrowing (display) */
+#define CC_ELASTIC_LOW 10        /* samples of demand under the hard share: not borrowing */
 
 /* The state a freshly built line starts from: alone, at the soft limit
  * (an elastic container started on an idle device may use it). */

@@ -245,6 +245,7 @@ static uint32_t elastic(struct cc_cdev *d, const cc_ctrl_input_t *in, uint64_t a
         .calm = __atomic_load_n(&el->calm, __ATOMIC_RELAXED),
         .seen = __atomic_load_n(&el->seen, __ATOMIC_RELAXED),
         .saturated = __atomic_load_n(&el->saturated, __ATOMIC_RELAXED),
+        .low = __atomic_load_n(&el->low, __ATOMIC_RELAXED),
     };
     cc_elastic_input_t ei = {.hard_pm = d->cap_pm, .soft_pm = d->soft_pm, .user_pm = in->user_pm,
                              .sys_pm = in->sys_pm, .sample_valid = in->sample_valid,
@@ -256,6 +257,7 @@ static uint32_t elastic(struct cc_cdev *d, const cc_ctrl_input_t *in, uint64_t a
     __atomic_store_n(&el->calm, es.calm, __ATOMIC_RELAXED);
     __atomic_store_n(&el->seen, es.seen, __ATOMIC_RELAXED);
     __atomic_store_n(&el->saturated, es.saturated, __ATOMIC_RELAXED);
+    __atomic_store_n(&el->low, es.low, __ATOMIC_RELAXED);
     if (in->sample_valid) {
         /* Device time above the hard cap since the last sample counted
          * (saturating: the counter is in a file anyone in the container
