@@ -58,7 +58,7 @@
 static int worker(const char *out, uint64_t t0, uint64_t start, uint64_t end, uint64_t toggle,
                   unsigned depth)
 {
-    static double bins[MAX_BINS];
+    static double bins[MAX_BINS], lost[MAX_BINS];
     /* A toggling neighbour is a running container whose work comes and
      * goes: made, and one batch run, at T0; then asleep until START. A
      * plain one starts at START (what starting costs is the newcomer's). */
@@ -81,11 +81,18 @@ static int worker(const char *out, uint64_t t0, uint64_t start, uint64_t end, ui
     if (depth < 1 || depth > MAX_DEPTH) depth = BATCH;
     for (unsigned i = 0; i < depth; i++) CHECK_CU(cuEventCreate(&ev[i], CU_EVENT_DEFAULT));
     unsigned head = 0, inflight = 0;
+    /* The worker does nothing between its CUDA calls: a gap of over 1 ms
+     * between one call's return and the next call is the machine not running
+     * it (counted per bin, for the parent's starved windows). */
+    uint64_t back = mp_now();
     for (;;) {
         uint64_t now = mp_now();
+        if (now - back > 1000000ull && now > t0 && (now - t0) / BIN_NS < MAX_BINS)
+            lost[(now - t0) / BIN_NS] += (double)(now - back) / 1e6;
         int off = toggle && ((now - t0 - start) / toggle) % 2 == 1;
         if (inflight == depth || ((now >= t0 + end || off) && inflight)) {
             CHECK_CU(cuEventSynchronize(ev[(head + depth - inflight) % depth]));
+            back = mp_now();
             inflight--;
             uint64_t b = (mp_now() - t0) / BIN_NS;
             if (b < MAX_BINS) bins[b] += KERNEL_NS;
@@ -96,17 +103,19 @@ static int worker(const char *out, uint64_t t0, uint64_t start, uint64_t end, ui
         if (off) {
             uint64_t next = t0 + start + ((now - t0 - start) / toggle + 1) * toggle;
             mp_sleep_until(next < t0 + end ? next : t0 + end);
+            back = mp_now();
             continue;
         }
         CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
         CHECK_CU(cuEventRecord(ev[head], stream));
+        back = mp_now();
         head = (head + 1) % depth;
         inflight++;
         if (check_failures) return 1;
     }
     FILE *f = fopen(out, "w");
     if (!f) return 1;
-    for (unsigned i = 0; i < MAX_BINS; i++) fprintf(f, "%.0f\n", bins[i]);
+    for (unsigned i = 0; i < MAX_BINS; i++) fprintf(f, "%.0f %.2f\n", bins[i], lost[i]);
     return fclose(f) != 0;
 }
 
@@ -118,6 +127,9 @@ struct cont {
 };
 
 static char self[512];
+/* Per bin, ms the machine did not run the test: the parent's late wake-ups
+ * and the workers' gaps between CUDA calls (wait_watching, worker). */
+static double late_ms[MAX_BINS];
 
 static pid_t spawn(struct cont *c, int k, const char *t0s)
 {
@@ -155,8 +167,11 @@ static void collect(struct cont *c)
         FILE *f = fopen(out, "r");
         CHECK(f != NULL, "no result from %s", out);
         if (!f) continue;
-        double x;
-        for (unsigned i = 0; i < MAX_BINS && fscanf(f, "%lf", &x) == 1; i++) c->bins[i] += x;
+        double x, l;
+        for (unsigned i = 0; i < MAX_BINS && fscanf(f, "%lf %lf", &x, &l) == 2; i++) {
+            c->bins[i] += x;
+            late_ms[i] += l; /* the worker's own lost time (worker) */
+        }
         fclose(f);
     }
 }
@@ -211,14 +226,12 @@ static void start_all(void)
 }
 
 /* The machine's own lateness: while the workers run, the parent sleeps
- * 2 ms at a time and adds up, per bin, the wake-ups more than 5 ms late. A
- * window with 2 % of its time lost so is one in which the machine did not
- * run our processes either (other suites on 2 cores: load averages of 10
+ * 2 ms at a time and adds up, per bin, the wake-ups more than 5 ms late;
+ * the workers add their gaps between calls (worker). A window with 2 % of
+ * its time lost so is one in which the machine did not run our processes (other suites on 2 cores: load averages of 10
  * were seen; the device then idled, both containers at a third), and a
  * share measured in it says nothing about the cap: such windows are not
  * counted (and at least half of them must count). */
-static double late_ms[MAX_BINS];
-
 static int starved(uint64_t a, uint64_t b)
 {
     double lost = 0;
