@@ -21,7 +21,8 @@
  *             hard beside others and no borrowing of idle time: 50 %).
  *   bursts    elastic 30/100 (4 processes) busy; a hard 50 neighbour (2
  *             processes) on and off every 2 s: its share in each on
- *             window within 3 points of 50. Control: CC_TEST_SEED_YIELD,
+ *             window within 3 points of 50, and in the first second of
+ *             each at least 47. Control: CC_TEST_SEED_YIELD,
  *             the seed's 10-sample exclusivity debounce both ways (it
  *             yields a second late and takes the device back a second
  *             after each burst). ARG: seconds (20; 8 under sanitizers and
@@ -433,21 +434,28 @@ static void mode_bursts(int secs)
     struct cont *n = add(50, 0, 2, 2000, end, 2000);
     start_all();
     finish();
-    double worst = 50;
+    double worst = 50, first = 100;
     int counted = 0, windows = 0;
     for (uint64_t a = 2000; a + 2000 <= end; a += 4000) {
         double x = share(n, a, a + 2000), dev = x + share(&C[0], a, a + 2000);
+        double x1 = share(n, a, a + 1000); /* its first second: the yield's part */
         int ok = !starved(a, a + 2000);
         windows++;
         counted += ok;
-        printf("neighbour on at %.0f s: %.1f %% (device %.1f %%%s)\n", a / 1000.0, x, dev,
-               ok ? "" : ": starved, not counted");
+        printf("neighbour on at %.0f s: %.1f %%, first second %.1f %% (device %.1f %%%s)\n",
+               a / 1000.0, x, x1, dev, ok ? "" : ": starved, not counted");
         if (ok && (x > 50 ? x - 50 : 50 - x) > (worst > 50 ? worst - 50 : 50 - worst)) worst = x;
+        if (ok && x1 < first) first = x1;
     }
+    printf("neighbour's least first second: %.1f %%\n", first);
     printf("neighbour's worst on window: %.1f %% (cap 50), %d of %d windows counted\n", worst,
            counted, windows);
     check_counted("bursts", counted, windows);
     CHECK(worst >= 47.0 && worst <= 53.0, "neighbour %.1f %% while on", worst);
+    /* And in the first second of each: the borrower gave the share back
+     * within a sample or two, not a second later (52-55 % measured; the
+     * seed's debounce: 20-35 %). */
+    CHECK(first >= 47.0 - slack(n, 1000), "neighbour %.1f %% in a first second", first);
 }
 
 int main(int argc, char **argv)
