@@ -28,13 +28,19 @@ out=$($C status --json 2>&1)
 b2=$(jfield e gpu borrowed_device_seconds)
 awk -v a="$b1" -v b="$b2" 'BEGIN { exit !(b > a && b - a <= 1.0) }' \
   && ok "borrowed device-seconds grow ($b1 -> $b2 in 1 s)" || fail "borrowed $b1 -> $b2"
-expect 0 "metrics" $C metrics
-U='container="e",gpu="0",UUID="GPU-5ac1ca00-0000-4000-8000-000000000000"'
-has "cudacap_sm_limit_percent{$U} 30" "hard cap metric"
-has "cudacap_sm_soft_limit_percent{$U} 100" "soft limit metric"
+NODE_NAME=testnode expect 0 "metrics" $C metrics
+U='cudacap_container="e",gpu="0",UUID="GPU-5ac1ca00-0000-4000-8000-000000000000",Hostname="testnode"'
+has "cudacap_sm_limit_ratio{$U} 0.3" "hard cap metric"
+has "cudacap_sm_soft_limit_ratio{$U} 1" "soft limit metric"
+has "cudacap_sm_target_ratio{$U} " "target metric"
 has "cudacap_sm_borrowing{$U} 1" "borrowing metric"
 has "# TYPE cudacap_sm_borrowed_seconds_total counter" "borrowed counter"
 has "cudacap_sm_borrowed_seconds_total{$U} " "borrowed counter value"
+if command -v promtool >/dev/null; then
+  printf '%s\n' "$out" > $CLI_TEST_TMP/e.prom
+  lint=$(promtool check metrics < $CLI_TEST_TMP/e.prom 2>&1); rc=$?
+  [ $rc = 0 ] && ok "promtool check metrics: clean with elastic series" || fail "promtool ($rc): $lint"
+fi
 expect 0 "table" $C status
 has "/ 30.0%" "hard cap in the table"
 has "elastic: hard 30.0%, soft 100.0%" "elastic line"

@@ -33,6 +33,7 @@
  * Figures measured are in docs/compute.md ("Elastic caps"). */
 #include <cuda.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,11 +86,19 @@ static int worker(const char *out, uint64_t t0, uint64_t start, uint64_t end, ui
     /* The worker does nothing between its CUDA calls: a gap of over 1 ms
      * between one call's return and the next call is the machine not running
      * it (counted per bin, for the parent's starved windows). */
+    /* And inside a call: the simulator counts its waits for its shared lock
+     * whose holder the machine stopped (cuSimTestLockStallNs). */
+    uint64_t (*lock_stall)(void) = (uint64_t (*)(void))dlsym(RTLD_DEFAULT, "cuSimTestLockStallNs");
+    uint64_t stall0 = lock_stall ? lock_stall() : 0;
     uint64_t back = mp_now();
     for (;;) {
         uint64_t now = mp_now();
         if (now - back > 1000000ull && now > t0 && (now - t0) / BIN_NS < MAX_BINS)
             lost[(now - t0) / BIN_NS] += (double)(now - back) / 1e6;
+        uint64_t stall = lock_stall ? lock_stall() : 0;
+        if (stall != stall0 && now > t0 && (now - t0) / BIN_NS < MAX_BINS)
+            lost[(now - t0) / BIN_NS] += (double)(stall - stall0) / 1e6;
+        stall0 = stall;
         int off = toggle && ((now - t0 - start) / toggle) % 2 == 1;
         if (inflight == depth || ((now >= t0 + end || off) && inflight)) {
             CHECK_CU(cuEventSynchronize(ev[(head + depth - inflight) % depth]));
@@ -114,6 +123,10 @@ static int worker(const char *out, uint64_t t0, uint64_t start, uint64_t end, ui
         inflight++;
         if (check_failures) return 1;
     }
+    if (lock_stall && lock_stall() > 10000000ull)
+        printf("worker %d: %.0f ms waiting for the simulator's lock (counted as starved)\n",
+               (int)getpid(), lock_stall() / 1e6);
+    if (!lock_stall) printf("worker %d: the simulator has no lock-stall hook\n", (int)getpid());
     FILE *f = fopen(out, "w");
     if (!f) return 1;
     for (unsigned i = 0; i < MAX_BINS; i++) fprintf(f, "%.0f %.2f\n", bins[i], lost[i]);
