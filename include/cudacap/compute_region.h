@@ -102,7 +102,7 @@ typedef struct cc_compute_elastic {
     uint16_t soft_pm;     /* the soft limit, permille; 0 = not elastic */
     uint8_t contended;    /* others' work seen, and not yet CC_ELASTIC_ALONE samples without */
     uint8_t calm;         /* consecutive samples without others, while contended */
-    uint8_t seen;         /* the last sample showed others' work */
+    uint8_t seen;         /* others' work in the recent samples, 4-permille units (elastic.c) */
     uint8_t borrowing;    /* the last sample: the container above its hard cap */
     uint64_t borrowed_ns; /* device time used above the hard cap since the line was built, ns */
     uint64_t counted_ns;  /* stamp of the last sample counted into borrowed_ns */

@@ -7,7 +7,8 @@
  *
  * The rule, per valid sample (others = device - container, idle = 1 - device):
  * - alone (no others' work for CC_ELASTIC_ALONE samples): target = soft;
- * - others' work appears (a sample with others after samples without):
+ * - others' work appears (a sample with others after samples without:
+ *   their level, an average of about three samples, under 1 %):
  *   target = hard at once (yield: the caller trims the bucket to a hard
  *   period and resets the share);
  * - contended otherwise: the target grows into the device's idle time,
@@ -28,7 +29,7 @@ typedef struct cc_elastic_state {
     uint32_t up_pm;    /* the target, permille */
     uint8_t contended; /* others' work seen recently */
     uint8_t calm;      /* samples without others since, while contended */
-    uint8_t seen;      /* others' work seen in the last samples (hysteresis) */
+    uint8_t seen;      /* others' work in the recent samples: a level, 4-permille units */
     uint8_t saturated; /* consecutive samples of a saturated device, up to 2 */
     uint8_t low;       /* consecutive samples of demand under the hard share, up to LOW */
 } cc_elastic_state_t;

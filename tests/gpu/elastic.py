@@ -60,7 +60,9 @@ def nvml(secs, out, pidfiles):
     h = pynvml.nvmlDeviceGetHandleByIndex(0)
     last = int(time.time() * 1e6)
     t0 = time.time()
-    with open(out, "w", buffering=1) as f:
+    # OUT.raw: every sample NVML returned (poll time, pid, smUtil, its
+    # timeStamp, the container it belongs to: how the driver attributes).
+    with open(out, "w", buffering=1) as f, open(out + ".raw", "w", buffering=1) as raw:
         while time.time() - t0 < secs:
             time.sleep(0.1)
             groups = [{int(x) for x in open(p).read().split()} for p in pidfiles]
@@ -68,15 +70,19 @@ def nvml(secs, out, pidfiles):
                 ss = pynvml.nvmlDeviceGetProcessUtilization(h, last)
             except pynvml.NVMLError:
                 ss = []
-            last = int(time.time() * 1e6)
+            if ss:
+                last = max(s.timeStamp for s in ss)
             dev = pynvml.nvmlDeviceGetUtilizationRates(h).gpu
+            now = time.time()
             per = {}
             for s in ss:
                 per.setdefault(s.pid, []).append(s.smUtil)
+                g = next((i for i, grp in enumerate(groups) if s.pid in grp), -1)
+                raw.write(f"{now:.3f} {s.pid} {s.smUtil} {s.timeStamp / 1e6:.3f} {g}\n")
             cols = []
             for g in groups:
                 cols.append("-" if not ss else f"{sum(sum(v) / len(v) for p, v in per.items() if p in g):.1f}")
-            f.write(f"{time.time():.3f} {dev} {' '.join(cols)}\n")
+            f.write(f"{now:.3f} {dev} {' '.join(cols)}\n")
 
 
 def status(secs, out, cli, root):
