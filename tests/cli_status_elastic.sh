@@ -41,6 +41,20 @@ if command -v promtool >/dev/null; then
   lint=$(promtool check metrics < $CLI_TEST_TMP/e.prom 2>&1); rc=$?
   [ $rc = 0 ] && ok "promtool check metrics: clean with elastic series" || fail "promtool ($rc): $lint"
 fi
+# A hard neighbour beside it: the elastic state then holds a level of
+# others' work (not a flag), and status must not call the region corrupt.
+$C run --sm 50 --state $CUDACAP_ROOT/h -- $WORKER spin --us 1000 --seconds 3 >/dev/null 2>&1 &
+bgpids+=($!)
+got=
+for i in $(seq 40); do
+  sleep 0.1
+  out=$($C status --json 2>&1)
+  t=$(jfield e gpu sm_target_percent)
+  [ -n "$t" ] && [ "$t" != null ] && awk -v t="$t" 'BEGIN { exit !(t < 90) }' && got=1 && break
+done
+[ -n "$got" ] && ok "the borrower yields to the hard neighbour (target $t %)" || fail "target ${t:-none}: $out"
+hasnt "is corrupt" "a borrower beside others reads as a sound region"
+wait ${bgpids[-1]} 2>/dev/null
 expect 0 "table" $C status
 has "/ 30.0%" "hard cap in the table"
 has "elastic: hard 30.0%, soft 100.0%" "elastic line"

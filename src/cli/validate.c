@@ -111,9 +111,11 @@ const char *snap_check_compute(const void *region, char *buf, size_t len)
         const cc_compute_elastic_t *e = &r->elastic[i];
         if (e->hard_pm > 1000 || e->soft_pm > 1000)
             BAD("device line %u: limits %u/%u permille", i, e->hard_pm, e->soft_pm);
-        if (e->contended > 1 || e->seen > 1 || e->borrowing > 1 || e->saturated > 2 || e->low > 10 ||
-            !zero(e->pad, sizeof e->pad))
-            BAD("device line %u: elastic flags are not flags", i);
+        /* What src/cap/elastic.c can store: seen is a level (<= 250), calm
+         * and low counters (<= 30, <= 10), the rest flags. */
+        if (e->contended > 1 || e->seen > 250 || e->calm > 30 || e->borrowing > 1 ||
+            e->saturated > 2 || e->low > 10 || !zero(e->pad, sizeof e->pad))
+            BAD("device line %u: elastic state out of range", i);
         if (e->counted_ns > now + FUTURE_NS) BAD("device line %u: elastic stamp in the future", i);
     }
     for (unsigned k = 0; k < CC_COMPUTE_PROCS; k++) {
