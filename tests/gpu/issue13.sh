@@ -101,7 +101,9 @@ for kind in ${KINDS:-long short}; do
         cont "$R" n 50 0 1 "$kind" "$T0" "$(py "$T0 + $SECS")" 0
         [ $beside = hard ] && cont "$R" e 30 0 2 "$kind" "$T0" "$(py "$T0 + $SECS")" 0
         [ $beside = elastic ] && cont "$R" e 30 100 2 "$kind" "$T0" "$(py "$T0 + $SECS")" 0
-        samplers "$R" $((WARM + SECS)) n e; finish
+        # (beside none there is no e: its pid file would never appear)
+        if [ $beside = none ]; then samplers "$R" $((WARM + SECS)) n; else samplers "$R" $((WARM + SECS)) n e; fi
+        finish
         echo "== $kind neighbour (hard 50) beside $beside: $(share "$R" n "$(py "$T0 + 2")" "$(py "$T0 + $SECS")") %" \
              "(0.5 s windows: $($E windows "$BARE" "$(py "$T0 + 2")" "$(py "$T0 + $SECS")" 0.5 $(outs "$R" n)))"
       done ;;
