@@ -117,6 +117,17 @@ uint32_t sim_ndev(void)
     return s ? s->ndev : 0;
 }
 
+/* Nanoseconds this process waited over 1 ms for the lock: a holder the
+ * machine stopped running (other suites on the cores, a page fault on the
+ * state file). Timing tests read it (cuSimTestLockStallNs) to tell a cap's
+ * effect from a starved machine's. */
+static uint64_t g_lock_stall_ns;
+
+uint64_t cuSimTestLockStallNs(void)
+{
+    return __atomic_load_n(&g_lock_stall_ns, __ATOMIC_RELAXED);
+}
+
 /* Timed, in a loop: a robust futex can lose its wake-up when a holder is
  * SIGKILLed between storing 0 and FUTEX_WAKE, or a woken waiter is killed
  * before it takes the lock; the word is then free (or owner-died) and a plain
@@ -124,15 +135,21 @@ uint32_t sim_ndev(void)
  * timeout retries the word, so such a loss costs at most 20 ms. */
 void sim_lock(struct sim_shared *s)
 {
+    int r = pthread_mutex_trylock(&s->lock); /* the common case: free */
+    if (r == EOWNERDEAD) pthread_mutex_consistent(&s->lock);
+    if (r == 0 || r == EOWNERDEAD) return;
+    uint64_t t0 = sim_now_ns();
     for (;;) {
         struct timespec t;
         clock_gettime(CLOCK_REALTIME, &t);
         t.tv_nsec += 20 * 1000 * 1000;
         if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
-        int r = pthread_mutex_timedlock(&s->lock, &t);
+        r = pthread_mutex_timedlock(&s->lock, &t);
         if (r == EOWNERDEAD) pthread_mutex_consistent(&s->lock);
-        if (r != ETIMEDOUT) return;
+        if (r != ETIMEDOUT) break;
     }
+    uint64_t waited = sim_now_ns() - t0;
+    if (waited > 1000000ull) __atomic_add_fetch(&g_lock_stall_ns, waited, __ATOMIC_RELAXED);
 }
 
 void sim_unlock(struct sim_shared *s)

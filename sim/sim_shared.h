@@ -74,6 +74,8 @@ void sim_sleep_until(uint64_t mono_ns);
 /* Maps the state file (once per process); NULL on failure. */
 struct sim_shared *sim_shm(void);
 void sim_lock(struct sim_shared *s);
+/* Test hook, exported: ns this process waited over 1 ms for the lock. */
+uint64_t cuSimTestLockStallNs(void);
 void sim_unlock(struct sim_shared *s);
 uint32_t sim_ndev(void);                /* device count (from the state file) */
 

@@ -61,6 +61,7 @@ set_property(TEST cli.status.dead.negative_control APPEND PROPERTY ENVIRONMENT
              "CUDACAP=${CUDACAP_TEST_DIR}/cudacap_countdead")
 set_tests_properties(cli.status.dead.negative_control PROPERTIES WILL_FAIL TRUE)
 cc_cli_test(cli.status.compute cli_status_sm.sh)
+cc_cli_test(cli.status.elastic cli_status_elastic.sh)
 cc_cli_test(cli.status.nodata cli_status_nodata.sh)
 cc_cli_test(cli.metrics cli_metrics.sh)
 

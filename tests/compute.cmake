@@ -218,3 +218,50 @@ add_test(NAME compute.forged.control COMMAND compute_forged_noclamp
 set_tests_properties(compute.forged.control PROPERTIES WILL_FAIL TRUE)
 set_tests_properties(compute.forged compute.forged.control PROPERTIES TIMEOUT 120
                      LABELS "compute;concurrency")
+# Elastic caps (issue 13): soft limits borrowing idle time, given back when
+# others' work arrives. Several saturating processes in 2-3 containers on
+# 2 cores: alone on the machine. The 20 s bursts run is the normal build's;
+# sanitizer builds run 8 s of it (two bursts); its control 12 s (three).
+cc_sim_client(compute_elastic compute_elastic.c)
+if(CUDACAP_SANITIZE OR CUDACAP_TSAN)
+  set(_bursts 8)
+else()
+  set(_bursts 20)
+endif()
+foreach(m alone newcomer two bursts)
+  if(m STREQUAL "bursts")
+    cc_add_preloaded_test(compute.elastic.${m} compute_elastic ${m} ${_bursts})
+  else()
+    cc_add_preloaded_test(compute.elastic.${m} compute_elastic ${m})
+  endif()
+  set_tests_properties(compute.elastic.${m} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE
+                       TIMEOUT 240)
+endforeach()
+# Controls: the soft limit ignored; others' work never seen; beside others
+# no borrowing; the seed's debounced exclusivity.
+cc_preload_control_mode(compute.elastic.alone.control compute_elastic alone cudacap_no_elastic
+                        CC_TEST_NO_ELASTIC)
+cc_preload_control_mode(compute.elastic.newcomer.control compute_elastic newcomer cudacap_no_yield
+                        CC_TEST_NO_YIELD)
+cc_preload_control_mode(compute.elastic.two.control compute_elastic two cudacap_no_yield
+                        CC_TEST_NO_YIELD)
+cc_preload_control_mode(compute.elastic.two.control_grow compute_elastic two cudacap_no_grow
+                        CC_TEST_NO_GROW)
+cc_preload_control_mode(compute.elastic.bursts.control compute_elastic "bursts;12" cudacap_seed_yield
+                        CC_TEST_SEED_YIELD)
+foreach(t alone.control newcomer.control two.control two.control_grow bursts.control)
+  if(TEST compute.elastic.${t})
+    set_tests_properties(compute.elastic.${t} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE
+                         TIMEOUT 240)
+  endif()
+endforeach()
+# The elastic step's rules and a two-container model plant. Control: others
+# never seen (no yield, no split).
+cc_compute_test(compute_elastic_unit compute_elastic_unit.c)
+add_test(NAME compute.elastic.unit COMMAND compute_elastic_unit)
+cc_compute_control(compute_elastic_unit_noyield compute_elastic_unit.c CC_TEST_NO_YIELD
+                   ${CC_CAP_SRC}/elastic.c)
+add_test(NAME compute.elastic.unit.control COMMAND compute_elastic_unit_noyield)
+set_tests_properties(compute.elastic.unit.control PROPERTIES WILL_FAIL TRUE)
+set_tests_properties(compute.elastic.unit compute.elastic.unit.control PROPERTIES
+                     LABELS "compute;elastic" TIMEOUT 60)

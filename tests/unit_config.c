@@ -323,8 +323,56 @@ static void switches(void)
     CHECK(c.shared_bucket == 1 && c.ctx_overhead == 0 && c.errors == 2, "garbage switches");
 }
 
+/* Elastic limits (issue 13): our names and the seed's, per device, and a
+ * soft limit below the hard one or without one: an error naming both, the
+ * hard cap alone. */
+static void soft_limits(void)
+{
+    cc_config_t c;
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "30", "CUDACAP_SM_SOFT_LIMIT", "100",
+                              "CUDACAP_SM_SOFT_LIMIT_1", "60", NULL});
+    CHECK(c.errors == 0 && lines() == 0, "errors %d: %s", c.errors, msgs);
+    CHECK(c.sm_limit[0] == 30 && c.sm_soft_limit[0] == 100 && c.sm_soft_limit[1] == 60 &&
+              c.sm_soft_limit[15] == 100, "soft %u %u", c.sm_soft_limit[0], c.sm_soft_limit[1]);
+    load(&c, (const char *[]){"CUDA_DEVICE_SM_LIMIT", "20", "CUDA_CORE_SOFT_LIMIT_0", "80", NULL});
+    CHECK(c.errors == 0 && c.sm_soft_limit[0] == 80 && c.sm_soft_limit[1] == 0, "seed names");
+    /* Ours wins over the seed's. */
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "20", "CUDACAP_SM_SOFT_LIMIT", "50",
+                              "CUDA_CORE_SOFT_LIMIT", "90", NULL});
+    CHECK(c.sm_soft_limit[0] == 50, "precedence %u", c.sm_soft_limit[0]);
+    /* Equal: a hard cap. 0: not elastic. */
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "40", "CUDACAP_SM_SOFT_LIMIT", "40", NULL});
+    CHECK(c.errors == 0 && c.sm_soft_limit[0] == 0 && c.sm_limit[0] == 40, "soft = hard");
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "40", "CUDACAP_SM_SOFT_LIMIT", "0", NULL});
+    CHECK(c.errors == 0 && c.sm_soft_limit[0] == 0, "soft 0");
+    /* Below the hard one: one message naming both, the hard cap alone. */
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "40", "CUDA_CORE_SOFT_LIMIT", "30", NULL});
+    CHECK(c.errors == 1 && lines() == 1 && c.sm_limit[3] == 40 && c.sm_soft_limit[3] == 0,
+          "below: %d %s", c.errors, msgs);
+    CHECK(said("CUDA_CORE_SOFT_LIMIT=30 is below CUDACAP_SM_LIMIT=40") &&
+              said("running with the hard cap alone"), "%s", msgs);
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "40", "CUDACAP_SM_SOFT_LIMIT_2", "10", NULL});
+    CHECK(c.errors == 1 && said("CUDACAP_SM_SOFT_LIMIT_2=10 is below CUDACAP_SM_LIMIT=40 on device 2"),
+          "%s", msgs);
+    /* No hard cap beside it: said, nothing capped. */
+    load(&c, (const char *[]){"CUDACAP_SM_SOFT_LIMIT", "70", NULL});
+    CHECK(c.errors == 1 && lines() == 1 && c.sm_limit[0] == 0 && c.sm_soft_limit[0] == 0 &&
+              said("without a hard SM cap"), "no hard: %s", msgs);
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "100", "CUDACAP_SM_SOFT_LIMIT", "100", NULL});
+    CHECK(c.errors == 0 && c.sm_soft_limit[0] == 0, "100/100");
+    /* Garbage, and an index out of range: said. */
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "30", "CUDACAP_SM_SOFT_LIMIT", "lots",
+                              "CUDA_CORE_SOFT_LIMIT_16", "50", NULL});
+    CHECK(c.errors == 2 && c.sm_soft_limit[0] == 0 && c.sm_limit[0] == 30, "garbage: %s", msgs);
+    /* The policy switch turns both off. */
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "30", "CUDACAP_SM_SOFT_LIMIT", "90",
+                              "GPU_CORE_UTILIZATION_POLICY", "disable", NULL});
+    CHECK(c.errors == 0 && c.sm_limit[0] == 0 && c.sm_soft_limit[0] == 0, "disable");
+}
+
 int main(void)
 {
+    soft_limits();
     switches();
     sizes();
     percents();

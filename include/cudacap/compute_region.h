@@ -17,7 +17,8 @@
 
 #define CC_COMPUTE_FILE "compute.region"
 #define CC_COMPUTE_MAGIC 0x504d4343u /* "CCMP" */
-#define CC_COMPUTE_LAYOUT 3u /* 2: per-process utilization, sampling owner; 3: accrual stamps */
+#define CC_COMPUTE_LAYOUT 4u /* 2: per-process utilization, sampling owner; 3: accrual stamps;
+                             * 4: elastic state */
 #define CC_COMPUTE_FILE_SIZE 65536u /* PERMANENT: never changes across versions */
 #define CC_COMPUTE_DEVICES 16u
 #define CC_COMPUTE_PROCS 256u
@@ -90,6 +91,34 @@ typedef struct cc_compute_owner {
 } cc_compute_owner_t;
 _Static_assert(sizeof(cc_compute_owner_t) == 8, "owner slot");
 
+/* Elastic (soft) limits, per device line (docs/compute.md, "Elastic caps").
+ * The limits as the container's processes were configured (each process
+ * writes its own on setup: display only, the caps come from each process's
+ * environment), and the elastic state that only the refill winner advances
+ * (relaxed: ordered by the refill election like the rest of the controller
+ * state). The current target itself is the line's up_limit_pm. */
+typedef struct cc_compute_elastic {
+    uint16_t hard_pm;     /* the hard cap (the guaranteed share), permille; display */
+    uint16_t soft_pm;     /* the soft limit, permille; 0 = not elastic */
+    uint8_t contended;    /* others' work seen, and not yet CC_ELASTIC_ALONE samples without */
+    uint8_t calm;         /* consecutive samples without others, while contended */
+    uint8_t seen;         /* others' work in the recent samples, 4-permille units (elastic.c) */
+    uint8_t borrowing;    /* the last sample: the container above its hard cap */
+    uint64_t borrowed_ns; /* device time used above the hard cap since the line was built, ns */
+    uint64_t counted_ns;  /* stamp of the last sample counted into borrowed_ns */
+    uint8_t saturated;    /* consecutive samples of a saturated device (up to 2) */
+    uint8_t low;          /* consecutive samples of demand under the hard share (up to 10) */
+    uint8_t pad[6];
+} cc_compute_elastic_t;
+_Static_assert(sizeof(cc_compute_elastic_t) == 32, "elastic slot");
+_Static_assert(offsetof(cc_compute_elastic_t, soft_pm) == 2, "elastic soft_pm");
+_Static_assert(offsetof(cc_compute_elastic_t, contended) == 4, "elastic contended");
+_Static_assert(offsetof(cc_compute_elastic_t, borrowing) == 7, "elastic borrowing");
+_Static_assert(offsetof(cc_compute_elastic_t, borrowed_ns) == 8, "elastic borrowed_ns");
+_Static_assert(offsetof(cc_compute_elastic_t, counted_ns) == 16, "elastic counted_ns");
+_Static_assert(offsetof(cc_compute_elastic_t, saturated) == 24, "elastic saturated");
+_Static_assert(offsetof(cc_compute_elastic_t, low) == 25, "elastic low");
+
 typedef struct cc_compute_region {
     cc_region_hdr_t hdr;
     uint8_t pad0[48];
@@ -103,6 +132,7 @@ typedef struct cc_compute_region {
      * waiting launches in between (src/cap/bucket.h, cc_drip). Off the
      * bucket's line: only waiters and the refill touch it. */
     uint64_t accrued_ns[CC_COMPUTE_DEVICES];
+    cc_compute_elastic_t elastic[CC_COMPUTE_DEVICES];
 } cc_compute_region_t;
 
 _Static_assert(offsetof(cc_compute_region_t, dev) == 64, "devices start on a cache line");
@@ -110,7 +140,8 @@ _Static_assert(offsetof(cc_compute_region_t, uuid) == 1088, "uuid table");
 _Static_assert(offsetof(cc_compute_region_t, proc) == 1856, "process table");
 _Static_assert(offsetof(cc_compute_region_t, owner) == 12096, "owner table");
 _Static_assert(offsetof(cc_compute_region_t, accrued_ns) == 12224, "accrual stamps");
-_Static_assert(sizeof(cc_compute_region_t) == 12352, "layout size");
+_Static_assert(offsetof(cc_compute_region_t, elastic) == 12352, "elastic state");
+_Static_assert(sizeof(cc_compute_region_t) == 12864, "layout size");
 _Static_assert(sizeof(cc_compute_region_t) <= CC_COMPUTE_FILE_SIZE, "fits its file");
 
 #endif

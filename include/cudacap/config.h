@@ -17,6 +17,12 @@ typedef struct cc_config {
     /* SM utilization cap in percent per visible device index; 0 = no cap
      * (100 is stored as 0: a cap of 100 % caps nothing). */
     uint32_t sm_limit[CC_MAX_DEVICES];
+    /* Elastic (soft) SM limit in percent per device: the container may use
+     * idle device time up to it while nobody else wants it, and keeps its
+     * hard sm_limit as a guarantee (docs/compute.md, "Elastic caps").
+     * 0 = not elastic; set only where sm_limit is set and soft > hard
+     * (soft == hard is a hard cap; 100 = all idle time). */
+    uint32_t sm_soft_limit[CC_MAX_DEVICES];
     cc_controller_t controller;
     /* 0: every process gets its own compute bucket (CUDACAP_SHARED_BUCKET=0,
      * a baseline for comparisons); 1 (default): one bucket per container. */

@@ -50,11 +50,21 @@ __attribute__((unused)) static int64_t ceiling_of(const cc_drip_t *d)
     return d->capacity > 0 ? d->capacity : (int64_t)(CC_PERIOD_NS / 10);
 }
 
+/* What the share is clamped by: the capacity, or for an elastic line the
+ * soft limit's capacity (its controller runs against targets up to the soft
+ * limit: elastic.h). A forged share then buys at most what the soft limit
+ * allows anyway. */
+__attribute__((unused)) static int64_t share_ceiling_of(const cc_drip_t *d)
+{
+    int64_t c = ceiling_of(d);
+    return d->share_ceiling > c ? d->share_ceiling : c;
+}
+
 int64_t cc_drip_share(const cc_drip_t *d)
 {
     int64_t s = __atomic_load_n(d->share, __ATOMIC_RELAXED);
 #ifndef CC_TEST_NO_CLAMP
-    int64_t c = ceiling_of(d), lo = c / 20 > 0 ? c / 20 : 1, hi = 8 * c;
+    int64_t c = ceiling_of(d), lo = c / 20 > 0 ? c / 20 : 1, hi = 8 * share_ceiling_of(d);
     if (s < lo) s = lo;
     if (s > hi) s = hi;
 #endif
@@ -103,7 +113,7 @@ int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_s
     if (share < 0) share = cc_drip_share(d);
 #ifndef CC_TEST_NO_CLAMP
     else { /* the caller's copy of the line's share: clamped the same way */
-        int64_t c = ceiling_of(d);
+        int64_t c = share_ceiling_of(d);
         if (share > 8 * c) share = 8 * c;
     }
 #endif

@@ -108,6 +108,7 @@ typedef struct cc_drip {
     uint64_t *accrued_ns; /* shared stamp (compute region) or a private one */
     const int64_t *share; /* controller output, ns per nominal period */
     int64_t capacity;     /* ceiling of what accrual may fill the bucket to */
+    int64_t share_ceiling; /* an elastic line's: its soft limit's capacity (0: capacity) */
 } cc_drip_t;
 
 /* Pays share x (now - *accrued_ns) / period into the bucket b, never past

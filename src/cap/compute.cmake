@@ -5,6 +5,7 @@
 set(CC_COMPUTE_SOURCES
   cap/bucket.c
   cap/controller.c
+  cap/elastic.c
   cap/election.c
   cap/sampling_lock.c
   cap/compute_region.c

@@ -20,7 +20,10 @@ struct cc_cdev {
     int state;               /* 0 not set up, 1 capped, 2 not capped */
     int idx;                 /* line index in the region (lock byte); -1 private */
     cc_compute_dev_t *line;  /* shared line, or a private one */
-    uint32_t cap_pm;
+    uint32_t cap_pm;         /* the hard cap */
+    uint32_t soft_pm;        /* the elastic limit (> cap_pm), or 0 (elastic.h) */
+    cc_compute_elastic_t *el; /* the line's elastic state: in the region, or own_el */
+    cc_compute_elastic_t own_el;
     int64_t nominal;         /* cap x period: ns of device time per period */
     int64_t capacity;        /* bucket ceiling for refills */
     cc_drip_t drip;          /* continuous supply: stamp in the region, or own_accrued */

@@ -154,8 +154,9 @@ struct cap_family {
     const char *what; /* for messages */
 };
 
+/* src (may be NULL): per device, the name the value came from ("" none). */
 static void load_family(const struct cap_family *f, const char *(*get)(const char *),
-                        uint64_t out[CC_MAX_DEVICES], int *errors)
+                        uint64_t out[CC_MAX_DEVICES], int *errors, char (*src)[64])
 {
     const char *all_names[] = {f->ours, f->hami, NULL};
     const char *which = NULL;
@@ -165,6 +166,7 @@ static void load_family(const struct cap_family *f, const char *(*get)(const cha
     if (v && (rc = f->parse(v, &all)) != 0) {
         report(which, v, rc, f->what, "running with no cap from it", errors);
         all = 0;
+        which = NULL;
     }
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
         char a[64], b[64], tail[64];
@@ -175,14 +177,17 @@ static void load_family(const struct cap_family *f, const char *(*get)(const cha
         const char *dv = first_set(get, names, &w);
         uint64_t one;
         out[i] = all;
+        if (src) snprintf(src[i], sizeof src[i], "%s", which && all ? which : "");
         if (!dv) continue;
         if ((rc = f->parse(dv, &one)) != 0) {
             snprintf(tail, sizeof tail, "running device %d with no cap from it", i);
             report(w, dv, rc, f->what, tail, errors);
             out[i] = 0; /* absent, not the all-device value the operator overrode */
+            if (src) src[i][0] = 0;
             continue;
         }
         out[i] = one;
+        if (src) snprintf(src[i], sizeof src[i], "%s", one ? w : "");
     }
 }
 
@@ -202,7 +207,8 @@ static int index_ok(const char *ix, size_t len)
 static void check_indices(cc_config_t *cfg, char *const *envp)
 {
     static const char *const bases[] = {"CUDACAP_MEM_LIMIT_", "CUDA_DEVICE_MEMORY_LIMIT_",
-                                        "CUDACAP_SM_LIMIT_", "CUDA_DEVICE_SM_LIMIT_"};
+                                        "CUDACAP_SM_LIMIT_", "CUDA_DEVICE_SM_LIMIT_",
+                                        "CUDACAP_SM_SOFT_LIMIT_", "CUDA_CORE_SOFT_LIMIT_"};
     for (; envp && *envp; envp++) {
         const char *e = *envp, *eq = strchr(e, '=');
         if (!eq || !eq[1]) continue; /* no value: unset, as for every name */
@@ -224,15 +230,58 @@ static void load_mem(cc_config_t *cfg, const char *(*get)(const char *))
 {
     static const struct cap_family mem = {"CUDACAP_MEM_LIMIT", "CUDA_DEVICE_MEMORY_LIMIT",
                                           parse_size_u64, SIZE_WHAT};
-    load_family(&mem, get, cfg->mem_limit, &cfg->errors);
+    load_family(&mem, get, cfg->mem_limit, &cfg->errors, NULL);
+}
+
+/* The elastic limit beside the hard one (docs/compute.md, "Elastic caps"):
+ * at least the hard cap; 0 or unset = not elastic. A soft limit below the
+ * hard one, or without a hard one, is an error naming both; the device then
+ * runs with the hard cap alone. Each message once per pair of names (an
+ * all-device value would repeat it for 16 devices). */
+static void load_soft(cc_config_t *cfg, const uint64_t *hard, const uint64_t *soft,
+                      char (*hsrc)[64], char (*ssrc)[64])
+{
+    char said[160] = "";
+    for (int i = 0; i < CC_MAX_DEVICES; i++) {
+        char key[160];
+        cfg->sm_soft_limit[i] = 0;
+        if (!soft[i]) continue;
+        snprintf(key, sizeof key, "%s|%s", ssrc[i], hsrc[i]);
+        int again = strcmp(key, said) == 0;
+        snprintf(said, sizeof said, "%s", key);
+        if (!hard[i] || hard[i] >= 100) {
+            if (soft[i] >= 100 && hard[i] >= 100) continue; /* 100/100: no cap, nothing lost */
+            if (!again)
+                cc_error("%s=%llu without a hard SM cap (CUDACAP_SM_LIMIT or "
+                         "CUDA_DEVICE_SM_LIMIT, 1..99) on device %d%s: an elastic limit needs a "
+                         "guaranteed share beside it; no compute cap from it",
+                         ssrc[i], (unsigned long long)soft[i], i,
+                         hard[i] >= 100 ? " (the hard one is 100: no cap)" : "");
+            cfg->errors += !again;
+            continue;
+        }
+        if (soft[i] < hard[i]) {
+            if (!again)
+                cc_error("%s=%llu is below %s=%llu on device %d (a soft limit is at least the "
+                         "hard one); running with the hard cap alone", ssrc[i],
+                         (unsigned long long)soft[i], hsrc[i], (unsigned long long)hard[i], i);
+            cfg->errors += !again;
+            continue;
+        }
+        if (soft[i] > hard[i]) cfg->sm_soft_limit[i] = (uint32_t)soft[i];
+    }
 }
 
 static void load_sm(cc_config_t *cfg, const char *(*get)(const char *))
 {
     static const struct cap_family sm = {"CUDACAP_SM_LIMIT", "CUDA_DEVICE_SM_LIMIT",
                                          parse_percent_u64, "a percentage 0..100"};
-    uint64_t v[CC_MAX_DEVICES];
-    load_family(&sm, get, v, &cfg->errors);
+    static const struct cap_family soft = {"CUDACAP_SM_SOFT_LIMIT", "CUDA_CORE_SOFT_LIMIT",
+                                           parse_percent_u64, "a percentage 0..100"};
+    uint64_t v[CC_MAX_DEVICES], sv[CC_MAX_DEVICES];
+    char hsrc[CC_MAX_DEVICES][64], ssrc[CC_MAX_DEVICES][64];
+    load_family(&sm, get, v, &cfg->errors, hsrc);
+    load_family(&soft, get, sv, &cfg->errors, ssrc);
     /* HAMi's policy switch (default, force, disable; HAMi-core compares
      * lowercase and uppercase spellings). cudacap always enforces a set cap,
      * so "default" and "force" are the same here; only "disable" turns
@@ -249,6 +298,7 @@ static void load_sm(cc_config_t *cfg, const char *(*get)(const char *))
     }
     for (int i = 0; i < CC_MAX_DEVICES; i++)
         cfg->sm_limit[i] = (off || v[i] >= 100) ? 0 : (uint32_t)v[i];
+    if (!off) load_soft(cfg, v, sv, hsrc, ssrc);
 }
 
 static void load_state_dir(cc_config_t *cfg, const char *(*get)(const char *))

@@ -86,6 +86,11 @@ static void setup_locked(struct cc_cdev *d, int ordinal)
     }
     open_region_locked();
     d->cap_pm = pct * 10;
+    uint32_t soft = ordinal < CC_MAX_DEVICES ? cc_cfg.sm_soft_limit[ordinal] : 0;
+#ifdef CC_TEST_NO_ELASTIC /* negative control: the soft limit ignored */
+    soft = 0;
+#endif
+    d->soft_pm = soft > pct && soft <= 100 ? soft * 10 : 0;
     d->nominal = (int64_t)(CC_PERIOD_NS * pct / 100);
     d->capacity = d->nominal + d->nominal / 4;
     d->nvml = dv->nvml;
@@ -115,10 +120,21 @@ static void setup_locked(struct cc_cdev *d, int ordinal)
     d->drip.accrued_ns = d->idx >= 0 ? &region->accrued_ns[d->idx] : &d->own_accrued;
     d->drip.share = &d->line->share;
     d->drip.capacity = d->capacity;
+    /* An elastic line's share may reach the soft limit's (bucket.c). */
+    d->drip.share_ceiling = d->soft_pm ? (int64_t)(CC_PERIOD_NS * d->soft_pm / 1000) * 5 / 4 : 0;
+    d->el = d->idx >= 0 ? &region->elastic[d->idx] : &d->own_el;
+    /* The limits this process runs with, for cudacap status (display: each
+     * process keeps its own from its environment). */
+    __atomic_store_n(&d->el->hard_pm, (uint16_t)d->cap_pm, __ATOMIC_RELAXED);
+    __atomic_store_n(&d->el->soft_pm, (uint16_t)d->soft_pm, __ATOMIC_RELAXED);
     cdev_order[n_order] = ordinal;
     __atomic_store_n(&n_order, n_order + 1, __ATOMIC_RELEASE);
-    cc_info("compute cap on device %d: %u%% (%s bucket, line %d)", ordinal, pct,
-            d->idx >= 0 ? "shared" : "per-process", d->idx);
+    if (d->soft_pm)
+        cc_info("compute cap on device %d: %u%%, elastic up to %u%% (%s bucket, line %d)", ordinal,
+                pct, d->soft_pm / 10, d->idx >= 0 ? "shared" : "per-process", d->idx);
+    else
+        cc_info("compute cap on device %d: %u%% (%s bucket, line %d)", ordinal, pct,
+                d->idx >= 0 ? "shared" : "per-process", d->idx);
     __atomic_store_n(&d->state, 1, __ATOMIC_RELEASE);
 }
 

@@ -14,6 +14,7 @@
 #include "cap/compute.h"
 #include "cap/compute_region.h"
 #include "cap/controller.h"
+#include "cap/elastic.h"
 #include "cap/election.h"
 #include "common/log.h"
 #include "hook/hook.h"
@@ -188,6 +189,10 @@ static int idle(const struct cc_cdev *d)
     return 0;
 #else
     int64_t t = __atomic_load_n(&d->line->tokens, __ATOMIC_RELAXED);
+    /* An elastic line above its hard share must keep watching for others'
+     * work, busy or not (its bucket, filled at the soft share, says little);
+     * at the hard share it is a hard line (elastic.c drops an idle one there). */
+    if (d->soft_pm && __atomic_load_n(&d->line->up_limit_pm, __ATOMIC_RELAXED) > d->cap_pm) return 0;
     return t >= d->nominal && !__atomic_load_n(&d->line->throttled, __ATOMIC_RELAXED);
 #endif
 }
@@ -228,6 +233,55 @@ static void cycle(struct cc_cdev *d)
     }
 }
 
+/* An elastic line's target for this refill (elastic.h), its state loaded
+ * from and stored back to d->el, the borrowed device time counted. Returns
+ * the target; *yield: back to the hard share now. */
+static uint32_t elastic(struct cc_cdev *d, const cc_ctrl_input_t *in, uint64_t at, int *yield)
+{
+    cc_compute_elastic_t *el = d->el;
+    cc_elastic_state_t es = {
+        .up_pm = __atomic_load_n(&d->line->up_limit_pm, __ATOMIC_RELAXED),
+        .contended = __atomic_load_n(&el->contended, __ATOMIC_RELAXED),
+        .calm = __atomic_load_n(&el->calm, __ATOMIC_RELAXED),
+        .seen = __atomic_load_n(&el->seen, __ATOMIC_RELAXED),
+        .saturated = __atomic_load_n(&el->saturated, __ATOMIC_RELAXED),
+        .low = __atomic_load_n(&el->low, __ATOMIC_RELAXED),
+    };
+    cc_elastic_input_t ei = {.hard_pm = d->cap_pm, .soft_pm = d->soft_pm, .user_pm = in->user_pm,
+                             .sys_pm = in->sys_pm, .sample_valid = in->sample_valid,
+                             .throttled = in->throttled};
+    cc_elastic_output_t eo;
+    es = cc_elastic_step(es, &ei, &eo);
+    *yield = eo.yield;
+    __atomic_store_n(&el->contended, es.contended, __ATOMIC_RELAXED);
+    __atomic_store_n(&el->calm, es.calm, __ATOMIC_RELAXED);
+    __atomic_store_n(&el->seen, es.seen, __ATOMIC_RELAXED);
+    __atomic_store_n(&el->saturated, es.saturated, __ATOMIC_RELAXED);
+    __atomic_store_n(&el->low, es.low, __ATOMIC_RELAXED);
+    if (in->sample_valid) {
+        /* Device time above the hard cap since the last sample counted
+         * (saturating: the counter is in a file anyone in the container
+         * can write). */
+        __atomic_store_n(&el->borrowing, (uint8_t)eo.borrowing, __ATOMIC_RELAXED);
+        uint64_t last = __atomic_load_n(&el->counted_ns, __ATOMIC_RELAXED);
+        uint32_t u = in->user_pm > 1000 ? 1000 : in->user_pm;
+        if (last && at > last && at - last <= 10 * CC_PERIOD_NS && u > d->cap_pm) {
+            uint64_t add = (at - last) / 1000 * (u - d->cap_pm);
+            uint64_t b = __atomic_load_n(&el->borrowed_ns, __ATOMIC_RELAXED);
+            __atomic_store_n(&el->borrowed_ns, b > UINT64_MAX - add ? UINT64_MAX : b + add,
+                             __ATOMIC_RELAXED);
+        }
+        __atomic_store_n(&el->counted_ns, at, __ATOMIC_RELAXED);
+    }
+    return es.up_pm;
+}
+
+/* The nominal supply of a target (permille): the hard nominal scaled. */
+static int64_t nominal_of(const struct cc_cdev *d, uint32_t target_pm)
+{
+    return d->cap_pm ? (int64_t)((double)d->nominal * target_pm / d->cap_pm) : d->nominal;
+}
+
 static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind)
 {
     cc_compute_dev_t *line = d->line;
@@ -249,15 +303,42 @@ static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind)
     in.sample_valid = have && !cc_sample_stale(line, now, CC_PERIOD_NS) &&
                       stamp != __atomic_load_n(&line->ctrl_sample, __ATOMIC_RELAXED);
     in.throttled = __atomic_exchange_n(&line->throttled, 0, __ATOMIC_RELAXED) != 0;
+    int yield = 0;
+    if (d->soft_pm) {
+        /* The controller runs against the elastic target, its share moved
+         * with it: reset to the hard nominal on a yield (a share wound up
+         * against an unreachable soft 100 % must not follow us down), else
+         * scaled, keeping the learned ratio to nominal within 0.5..2. */
+        uint32_t prev = st.up_limit_pm < d->cap_pm ? d->cap_pm
+                        : st.up_limit_pm > d->soft_pm ? d->soft_pm : st.up_limit_pm;
+        uint32_t target = elastic(d, &in, at, &yield);
+        if (yield) {
+            /* And the law holds this once: the sample shows the soft share
+             * just left, and read against the hard one it cut the share to
+             * a third (the borrower at 10 % for a sample). */
+            st.share = d->nominal;
+            in.sample_valid = 0;
+        } else if (target != prev) {
+            double r = (double)st.share / (double)nominal_of(d, prev);
+            r = r < 0.5 ? 0.5 : r > 2.0 ? 2.0 : r;
+            st.share = (int64_t)(r * (double)nominal_of(d, target));
+        }
+        st.up_limit_pm = target;
+        in.cap_pm = target;
+        in.nominal = nominal_of(d, target);
+    }
     cc_ctrl_output_t out;
     st = cc_ctrl_step(st, &in, &out);
-    if (in.sample_valid) __atomic_store_n(&line->ctrl_sample, stamp, __ATOMIC_RELAXED);
+    if (in.sample_valid || yield) __atomic_store_n(&line->ctrl_sample, stamp, __ATOMIC_RELAXED);
     /* What has accrued since the last payment (by us or by waiters), at the
      * share that was in force over it; the new share applies from now on. */
     int64_t old_share = __atomic_load_n(&line->share, __ATOMIC_RELAXED);
     cc_drip_pay(&line->tokens, &d->drip, now, 0, old_share);
     /* A delta, never a store (bucket.h). */
     if (out.bypass) cc_bucket_trim_to(&line->tokens, out.bucket_target);
+    /* Yielding: what was paid in at the soft share goes too, down to one
+     * hard period. */
+    if (yield) cc_bucket_trim_to(&line->tokens, d->nominal);
     __atomic_store_n(&line->share, st.share, __ATOMIC_RELAXED);
     __atomic_store_n(&line->up_limit_pm, st.up_limit_pm, __ATOMIC_RELAXED);
     __atomic_store_n(&line->md_cooldown, st.md_cooldown, __ATOMIC_RELAXED);
@@ -265,9 +346,10 @@ static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind)
     __atomic_store_n(&line->excl_streak, st.excl_streak, __ATOMIC_RELAXED);
     __atomic_store_n(&line->lost_excl_pending, st.lost_excl_pending, __ATOMIC_RELAXED);
     cc_refill_done(line);
-    cc_debug("refill dev %d: user %u sys %u valid %d thr %d share %lld tokens %lld%s",
+    cc_debug("refill dev %d: user %u sys %u valid %d thr %d share %lld tokens %lld target %u%s%s",
              d->ordinal, in.user_pm, in.sys_pm, in.sample_valid, in.throttled,
-             (long long)st.share, (long long)line->tokens, out.bypass ? " bypass" : "");
+             (long long)st.share, (long long)line->tokens, st.up_limit_pm,
+             out.bypass ? " bypass" : "", yield ? " yield" : "");
 }
 
 static void *run(void *arg)

@@ -80,6 +80,17 @@ uint32_t cli_parse_pct(const char *opt, const char *v, uint32_t lo, uint32_t hi)
     return p;
 }
 
+void cli_check_sm(const char *sm, const char *soft)
+{
+    uint32_t h = sm ? cli_parse_pct("--sm", sm, 1, 100) : 0;
+    if (!soft) return;
+    uint32_t s = cli_parse_pct("--sm-soft", soft, 1, 100);
+    if (!sm) cli_usage_error("--sm-soft %s needs --sm PCT (the share it guarantees)", soft);
+    if (s < h)
+        cli_usage_error("--sm-soft %s is below --sm %s (a soft limit is at least the hard one)", soft,
+                        sm);
+}
+
 double cli_parse_seconds(const char *opt, const char *v, double lo, double hi)
 {
     char *end;

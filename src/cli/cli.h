@@ -30,6 +30,9 @@ int cli_is_help(const char *a);
 /* Value parsers that exit with a usage error naming the option. */
 uint64_t cli_parse_size(const char *opt, const char *v);
 uint32_t cli_parse_pct(const char *opt, const char *v, uint32_t lo, uint32_t hi);
+/* --sm and --sm-soft (either may be NULL): each a percentage, the soft
+ * limit only beside a hard one and at least it. */
+void cli_check_sm(const char *sm, const char *soft);
 double cli_parse_seconds(const char *opt, const char *v, double lo, double hi);
 long cli_parse_long(const char *opt, const char *v, long lo, long hi);
 /* A CUDA_VISIBLE_DEVICES value: comma-separated indices or GPU-/MIG- UUIDs. */

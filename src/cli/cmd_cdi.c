@@ -21,18 +21,19 @@
 static void usage(FILE *f)
 {
     fputs("usage: cudacap cdi --name NAME [--name NAME...] [--mem SIZE] [--sm PCT]\n"
-          "                   [--root ROOT] [--lib PATH] [--kind VENDOR/CLASS] [--output FILE]\n"
+          "                   [--sm-soft PCT] [--root ROOT] [--lib PATH] [--kind VENDOR/CLASS] [--output FILE]\n"
           "\n"
           "Prints a CDI specification: one device per NAME (request it as\n"
           "KIND=NAME, e.g. --device cudacap.io/cap=job1), each injecting\n"
           "  LD_PRELOAD=" CTR_LIB " (the library, bind-mounted read-only),\n"
-          "  CUDACAP_MEM_LIMIT / CUDACAP_SM_LIMIT (when given),\n"
+          "  CUDACAP_MEM_LIMIT / CUDACAP_SM_LIMIT / CUDACAP_SM_SOFT_LIMIT (when given),\n"
           "  CUDACAP_STATE_DIR=" CTR_STATE " (ROOT/NAME bind-mounted there), and\n"
           "  a createRuntime hook running 'cudacap prepare ROOT/NAME' before each start.\n"
           "\n"
           "  --name NAME          device and state folder name (letters, digits, _ . -;\n"
           "                       first and last a letter or digit)\n"
           "  --mem SIZE, --sm PCT the caps, as for cudacap run\n"
+          "  --sm-soft PCT        the elastic limit, as for cudacap run\n"
           "  --root ROOT          host folder of state folders (as for cudacap status)\n"
           "  --lib PATH           the library on the host (default: as for cudacap run)\n"
           "  --kind VENDOR/CLASS  CDI kind, default cudacap.io/cap\n"
@@ -91,7 +92,7 @@ static const char *cdi_min_version(const char *kind, char **names, int n)
 }
 
 static void emit(FILE *f, const char *kind, char **names, int n, const char *mem, const char *sm,
-                 const char *root, const char *lib, const char *self)
+                 const char *soft, const char *root, const char *lib, const char *self)
 {
     fprintf(f, "{\n  \"cdiVersion\": \"%s\",\n  \"kind\": ", cdi_min_version(kind, names, n));
     json_str(f, kind);
@@ -117,6 +118,11 @@ static void emit(FILE *f, const char *kind, char **names, int n, const char *mem
             fputs(", ", f);
             json_str(f, env);
         }
+        if (soft) {
+            snprintf(env, sizeof env, "CUDACAP_SM_SOFT_LIMIT=%s", soft);
+            fputs(", ", f);
+            json_str(f, env);
+        }
         fputs("],\n        \"mounts\": [\n          {\"hostPath\": ", f);
         json_str(f, dir);
         fputs(", \"containerPath\": \"" CTR_STATE "\", \"options\": [\"rw\", \"bind\", \"nosuid\", "
@@ -137,7 +143,7 @@ int cmd_cdi(int argc, char **argv)
 {
     char *names[MAX_NAMES];
     int n = 0;
-    const char *mem = NULL, *sm = NULL, *root_opt = NULL, *lib_opt = NULL, *kind = "cudacap.io/cap",
+    const char *mem = NULL, *sm = NULL, *soft = NULL, *root_opt = NULL, *lib_opt = NULL, *kind = "cudacap.io/cap",
                *out = NULL, *v;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return usage(stdout), 0;
@@ -149,6 +155,7 @@ int cmd_cdi(int argc, char **argv)
             names[n++] = (char *)v;
         } else if (cli_opt_val(argc, argv, &i, "--mem", &v)) mem = v;
         else if (cli_opt_val(argc, argv, &i, "--sm", &v)) sm = v;
+        else if (cli_opt_val(argc, argv, &i, "--sm-soft", &v)) soft = v;
         else if (cli_opt_val(argc, argv, &i, "--root", &v)) root_opt = v;
         else if (cli_opt_val(argc, argv, &i, "--lib", &v)) lib_opt = v;
         else if (cli_opt_val(argc, argv, &i, "--kind", &v)) kind = v;
@@ -158,7 +165,7 @@ int cmd_cdi(int argc, char **argv)
     }
     if (n == 0) cli_usage_error("missing --name NAME (one CDI device per container)");
     if (mem) cli_parse_size("--mem", mem);
-    if (sm) cli_parse_pct("--sm", sm, 1, 100);
+    cli_check_sm(sm, soft);
     if (!valid_kind(kind)) cli_usage_error("--kind: \"%s\" is not VENDOR/CLASS", kind);
     if (out && !*out) cli_usage_error("--output: empty path");
     const char *root = cli_default_root(root_opt);
@@ -172,7 +179,7 @@ int cmd_cdi(int argc, char **argv)
     if (sl <= 0) return cli_err("cannot find this binary: %s", strerror(errno)), 1;
     self[sl] = 0;
     if (!out) {
-        emit(stdout, kind, names, n, mem, sm, root, lib, self);
+        emit(stdout, kind, names, n, mem, sm, soft, root, lib, self);
         return fflush(stdout) == 0 ? 0 : 1;
     }
     for (int i = 0; i < n; i++) {
@@ -184,7 +191,7 @@ int cmd_cdi(int argc, char **argv)
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
     FILE *f = fopen(tmp, "we");
     if (!f) return cli_err("cannot write %s: %s", tmp, strerror(errno)), 1;
-    emit(f, kind, names, n, mem, sm, root, lib, self);
+    emit(f, kind, names, n, mem, sm, soft, root, lib, self);
     if (fclose(f) != 0 || rename(tmp, out) != 0) {
         cli_err("cannot write %s: %s", out, strerror(errno));
         unlink(tmp);

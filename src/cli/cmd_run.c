@@ -19,8 +19,9 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: cudacap run [--mem SIZE] [--sm PCT] [--devices LIST] [--state DIR]\n"
-          "                   [--root ROOT] [--name NAME] [--lib PATH] [--keep] -- CMD [ARG...]\n"
+    fputs("usage: cudacap run [--mem SIZE] [--sm PCT [--sm-soft PCT]] [--devices LIST]\n"
+          "                   [--state DIR] [--root ROOT] [--name NAME] [--lib PATH] [--keep]\n"
+          "                   -- CMD [ARG...]\n"
           "\n"
           "Runs CMD capped as a container would be: sets CUDACAP_MEM_LIMIT,\n"
           "CUDACAP_SM_LIMIT, CUDACAP_STATE_DIR and CUDA_VISIBLE_DEVICES, preloads\n"
@@ -32,6 +33,8 @@ static void usage(FILE *f)
           "\n"
           "  --mem SIZE      memory cap per device (4g, 512m, 1048576)\n"
           "  --sm PCT        SM utilization cap in percent, 1..100\n"
+          "  --sm-soft PCT   elastic limit (CUDACAP_SM_SOFT_LIMIT): idle device time may be\n"
+          "                  used up to PCT; --sm stays guaranteed (docs/compute.md)\n"
           "  --devices LIST  CUDA_VISIBLE_DEVICES: indices or GPU-/MIG- UUIDs, comma-separated\n"
           "  --state DIR     the container's state folder; processes run with the same DIR\n"
           "                  share one cap. Prepared (created or emptied) unless a process\n"
@@ -97,7 +100,7 @@ static void sanitize_name(char *s)
 
 int cmd_run(int argc, char **argv)
 {
-    const char *mem = NULL, *sm = NULL, *devices = NULL, *state = NULL, *root_opt = NULL,
+    const char *mem = NULL, *sm = NULL, *soft = NULL, *devices = NULL, *state = NULL, *root_opt = NULL,
                *name = NULL, *lib_opt = NULL, *v;
     int keep = 0, i;
     for (i = 1; i < argc; i++) {
@@ -108,6 +111,7 @@ int cmd_run(int argc, char **argv)
         if (cli_is_help(argv[i])) return usage(stdout), 0;
         else if (cli_opt_val(argc, argv, &i, "--mem", &v)) mem = v;
         else if (cli_opt_val(argc, argv, &i, "--sm", &v)) sm = v;
+        else if (cli_opt_val(argc, argv, &i, "--sm-soft", &v)) soft = v;
         else if (cli_opt_val(argc, argv, &i, "--devices", &v)) devices = v;
         else if (cli_opt_val(argc, argv, &i, "--state", &v)) state = v;
         else if (cli_opt_val(argc, argv, &i, "--root", &v)) root_opt = v;
@@ -120,7 +124,7 @@ int cmd_run(int argc, char **argv)
     if (i >= argc) cli_usage_error("missing CMD (cudacap run [options] -- CMD [ARG...])");
     char **cmd = argv + i;
     if (mem) cli_parse_size("--mem", mem);
-    if (sm) cli_parse_pct("--sm", sm, 1, 100);
+    cli_check_sm(sm, soft);
     if (devices) cli_check_devices("--devices", devices);
     if (state && !*state) cli_usage_error("--state: empty path");
     if (state && name) cli_usage_error("--name names the folder made under ROOT; not with --state");
@@ -187,6 +191,7 @@ int cmd_run(int argc, char **argv)
 
     if (mem) setenv("CUDACAP_MEM_LIMIT", mem, 1);
     if (sm) setenv("CUDACAP_SM_LIMIT", sm, 1);
+    if (soft) setenv("CUDACAP_SM_SOFT_LIMIT", soft, 1);
     if (devices) setenv("CUDA_VISIBLE_DEVICES", devices, 1);
     setenv("CUDACAP_STATE_DIR", abs, 1);
     if (set_preload(lib) != 0) {

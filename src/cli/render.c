@@ -71,6 +71,12 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
             fprintf(f, "%-20s %-4d %-27s %-17s %-10s %5d%s%s\n", i == 0 ? x->name : "", d->index,
                     mem, util, own, d->nproc, hist && i == 0 ? "  " : "",
                     hist && i == 0 && hist[c] ? hist[c] : "");
+            if (d->sm_soft_pm) /* elastic: hard cap above, and what it may borrow */
+                fprintf(f, "%-20s      elastic: hard %s, soft %s, target %s, %s, %.1f device-s borrowed\n",
+                        "", render_pct(1, d->sm_limit_pm, u1, sizeof u1),
+                        render_pct(1, d->sm_soft_pm, u2, sizeof u2),
+                        render_pct(1, d->sm_target_pm, a, sizeof a),
+                        d->borrowing ? "borrowing now" : "not borrowing", (double)d->borrowed_ns / 1e9);
         }
         problems(f, x);
         if (brief) continue;
@@ -158,6 +164,12 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
             json_pct(f, d->has_sm && d->has_sample, d->dev_util_pm);
             fputs(",\"sm_limit_percent\":", f);
             json_pct(f, d->has_sm && d->sm_limit_pm, d->sm_limit_pm);
+            fputs(",\"sm_soft_limit_percent\":", f);
+            json_pct(f, d->sm_soft_pm != 0, d->sm_soft_pm);
+            fputs(",\"sm_target_percent\":", f);
+            json_pct(f, d->sm_soft_pm != 0, d->sm_target_pm);
+            fprintf(f, ",\"borrowing\":%s,\"borrowed_device_seconds\":%.3f",
+                    d->borrowing ? "true" : "false", (double)d->borrowed_ns / 1e9);
             if (d->has_sm && d->has_sample)
                 fprintf(f, ",\"sample_age_ms\":%llu", (unsigned long long)(d->sample_age_ns / 1000000));
             else

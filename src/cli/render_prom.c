@@ -120,15 +120,19 @@ static void head(FILE *f, const char *name, const char *type, const char *help)
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-enum { M_FB_USED, M_FB_LIMIT, M_SM_UTIL, M_SM_LIMIT, M_AGE, M_DEV_PROCS, M_SAMPLER, M_REFUSALS,
-       M_THROTTLED, M_N };
+enum { M_FB_USED, M_FB_LIMIT, M_SM_UTIL, M_SM_LIMIT, M_SM_SOFT, M_SM_TARGET, M_BORROWING, M_BORROWED,
+       M_AGE, M_DEV_PROCS, M_SAMPLER, M_REFUSALS, M_THROTTLED, M_N };
 static const struct {
     const char *name, *type, *help;
 } metric[M_N] = {
     {"cudacap_fb_used_bytes", "gauge", "Device memory the container uses (allocations + context overhead), bytes."},
     {"cudacap_fb_limit_bytes", "gauge", "Device memory cap of the container, bytes (absent: no cap)."},
     {"cudacap_sm_utilization_ratio", "gauge", "SM utilization of the container's processes over the last sample, 0..1 (0 when none is alive)."},
-    {"cudacap_sm_limit_ratio", "gauge", "SM utilization cap of the container, 0..1 (absent: no cap)."},
+    {"cudacap_sm_limit_ratio", "gauge", "SM utilization cap of the container, 0..1 (absent: no cap); the guaranteed share of an elastic one."},
+    {"cudacap_sm_soft_limit_ratio", "gauge", "Elastic container: the share of idle device time it may borrow up to, 0..1 (absent: not elastic)."},
+    {"cudacap_sm_target_ratio", "gauge", "Elastic container: the SM utilization it is held to now (hard cap .. soft limit), 0..1."},
+    {"cudacap_sm_borrowing", "gauge", "Elastic container: 1 when its last sample was above its hard cap."},
+    {"cudacap_sm_borrowed_seconds_total", "counter", "Elastic container: device time used above its hard cap, seconds."},
     {"cudacap_sample_age_seconds", "gauge", "Age of the container's last published utilization sample, seconds (a stalled sampler shows here)."},
     {"cudacap_device_processes", "gauge", "Live processes of the container on the device."},
     {"cudacap_sampler_active", "gauge", "1 when a process of the container holds the device's NVML sampling, 0 when none does."},
@@ -143,6 +147,10 @@ static int metric_value(int m, const struct snap_dev *d, double *v)
     case M_FB_LIMIT: *v = (double)d->mem_limit; return d->has_mem && d->mem_limit;
     case M_SM_UTIL: *v = d->idle ? 0 : d->util_pm / 1000.0; return d->has_sm && (d->has_sample || d->idle);
     case M_SM_LIMIT: *v = d->sm_limit_pm / 1000.0; return d->has_sm && d->sm_limit_pm;
+    case M_SM_SOFT: *v = d->sm_soft_pm / 1000.0; return d->has_sm && d->sm_soft_pm;
+    case M_SM_TARGET: *v = d->sm_target_pm / 1000.0; return d->has_sm && d->sm_soft_pm;
+    case M_BORROWING: *v = d->borrowing; return d->has_sm && d->sm_soft_pm;
+    case M_BORROWED: *v = (double)d->borrowed_ns / 1e9; return d->has_sm && d->sm_soft_pm;
     case M_AGE: *v = (double)d->sample_age_ns / 1e9; return d->has_sm && d->has_sample;
     case M_DEV_PROCS: *v = d->nproc; return 1;
     case M_SAMPLER: *v = d->owner == OWNER_HELD; return d->has_sm && d->owner != OWNER_UNKNOWN;

@@ -323,7 +323,21 @@ static void read_sm(const char *dir, struct snap *s)
         sd->has_sm = 1;
         sd->throttled_ns = cc_compute_counters((void *)r)->throttled_ns[i];
         uint32_t cap = __atomic_load_n(&l->up_limit_pm, __ATOMIC_RELAXED);
+        const cc_compute_elastic_t *el = &r->elastic[i];
+        uint32_t hard = __atomic_load_n(&el->hard_pm, __ATOMIC_RELAXED);
+        uint32_t soft = __atomic_load_n(&el->soft_pm, __ATOMIC_RELAXED);
+        /* The hard cap as the processes say (up_limit_pm is an elastic
+         * line's moving target); a region of a process that did not write
+         * it: the target, which is then the cap. */
+        if (hard && hard < 1000) cap = hard;
         sd->sm_limit_pm = cap >= 1000 ? 0 : cap;
+        if (sd->sm_limit_pm && soft > sd->sm_limit_pm && soft <= 1000) {
+            uint32_t t = __atomic_load_n(&l->up_limit_pm, __ATOMIC_RELAXED);
+            sd->sm_soft_pm = soft;
+            sd->sm_target_pm = t < cap ? cap : t > soft ? soft : t;
+            sd->borrowing = __atomic_load_n(&el->borrowing, __ATOMIC_RELAXED) != 0;
+            sd->borrowed_ns = __atomic_load_n(&el->borrowed_ns, __ATOMIC_RELAXED);
+        }
         /* Acquire on the stamp: the sample and cadence of that publication. */
         uint64_t at = __atomic_load_n(&l->sample_ns, __ATOMIC_ACQUIRE);
         uint32_t smp = __atomic_load_n(&l->sample, __ATOMIC_RELAXED);

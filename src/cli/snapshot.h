@@ -32,7 +32,11 @@ struct snap_dev {
     uint64_t mem_used;     /* live processes: allocations + overhead */
     uint64_t mem_limit;    /* 0: not capped */
     int has_sm;            /* the compute region knows the device */
-    uint32_t sm_limit_pm;  /* 0: not capped */
+    uint32_t sm_limit_pm;  /* 0: not capped (the hard cap of an elastic one) */
+    uint32_t sm_soft_pm;   /* the elastic limit; 0: not elastic */
+    uint32_t sm_target_pm; /* an elastic container's current target (hard..soft) */
+    int borrowing;         /* elastic: the last sample above the hard cap */
+    uint64_t borrowed_ns;  /* elastic: device time used above the hard cap, ns */
     int has_sample;        /* a sample was published */
     uint32_t util_pm;      /* the container's utilization (permille) */
     uint32_t dev_util_pm;  /* everyone's, as the sampler saw the device */

@@ -94,7 +94,8 @@ const char *snap_check_compute(const void *region, char *buf, size_t len)
             /* Never claimed: the build left it zero, and only a claimer
              * writes a line. */
             if (!zero(d, sizeof *d) || !zero(r->uuid[i].uuid, CC_COMPUTE_UUID_LEN) ||
-                r->owner[i].pid || r->owner[i].host_pid || r->accrued_ns[i])
+                r->owner[i].pid || r->owner[i].host_pid || r->accrued_ns[i] ||
+                !zero(&r->elastic[i], sizeof r->elastic[i]))
                 BAD("free device line %u is not empty", i);
             continue;
         }
@@ -107,6 +108,15 @@ const char *snap_check_compute(const void *region, char *buf, size_t len)
         if (d->sample_ns > now + FUTURE_NS) BAD("device line %u: sample stamp in the future", i);
         if (r->owner[i].pid > PID_MAX || r->owner[i].host_pid > PID_MAX)
             BAD("device line %u: owner pid is not a pid", i);
+        const cc_compute_elastic_t *e = &r->elastic[i];
+        if (e->hard_pm > 1000 || e->soft_pm > 1000)
+            BAD("device line %u: limits %u/%u permille", i, e->hard_pm, e->soft_pm);
+        /* What src/cap/elastic.c can store: seen is a level (<= 250), calm
+         * and low counters (<= 30, <= 10), the rest flags. */
+        if (e->contended > 1 || e->seen > 250 || e->calm > 30 || e->borrowing > 1 ||
+            e->saturated > 2 || e->low > 10 || !zero(e->pad, sizeof e->pad))
+            BAD("device line %u: elastic state out of range", i);
+        if (e->counted_ns > now + FUTURE_NS) BAD("device line %u: elastic stamp in the future", i);
     }
     for (unsigned k = 0; k < CC_COMPUTE_PROCS; k++) {
         const cc_compute_proc_t *p = &r->proc[k];

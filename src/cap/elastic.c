@@ -1,0 +1,125 @@
+#include "cap/elastic.h"
+
+cc_elastic_state_t cc_elastic_initial(uint32_t hard_pm, uint32_t soft_pm)
+{
+    (void)soft_pm;
+    /* At the hard share until a first sample says the device is ours: an
+     * elastic container starting beside busy ones must not take their
+     * shares for the first samples (alone, the first sample lifts it). */
+    cc_elastic_state_t st = {.up_pm = hard_pm, .contended = 0, .calm = 0, .seen = 0, .saturated = 0,
+                             .low = 0};
+    return st;
+}
+
+static uint32_t clamp_u(uint32_t v, uint32_t lo, uint32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+#ifdef CC_TEST_SEED_YIELD
+/* Negative control (tests/compute.cmake): the seed's soft mode. Exclusivity
+ * debounced over 10 samples both ways; lost: back to hard (and held there:
+ * the seed's steps of a tenth of the hard cap every 30 samples hardly move
+ * within a test); regained: the soft limit. */
+static cc_elastic_state_t seed_step(cc_elastic_state_t st, const cc_elastic_input_t *in,
+                                    uint32_t others, cc_elastic_output_t *out)
+{
+    int raw_excl = others < 10;
+    if (raw_excl == !st.contended) {
+        st.calm = 0;
+    } else if (++st.calm >= 10) {
+        st.calm = 0;
+        st.contended = !raw_excl;
+        if (st.contended) out->yield = st.up_pm > in->hard_pm;
+    }
+    st.up_pm = st.contended ? in->hard_pm : in->soft_pm;
+    return st;
+}
+#endif
+
+cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input_t *in,
+                                   cc_elastic_output_t *out)
+{
+    out->yield = 0;
+    out->borrowing = 0;
+    uint32_t hard = in->hard_pm > 1000 ? 1000 : in->hard_pm;
+    uint32_t soft = clamp_u(in->soft_pm, hard, 1000);
+    /* From the shared line: clamp to what this function returns. */
+    st.up_pm = clamp_u(st.up_pm, hard, soft);
+    st.contended = st.contended != 0;
+    if (st.seen > 250) st.seen = 250;
+    if (st.calm > CC_ELASTIC_ALONE) st.calm = CC_ELASTIC_ALONE;
+    if (st.saturated > 2) st.saturated = 2;
+    if (st.low > CC_ELASTIC_LOW) st.low = CC_ELASTIC_LOW;
+    if (!in->sample_valid || soft == hard) return st;
+    uint32_t user = in->user_pm > 1000 ? 1000 : in->user_pm;
+    uint32_t sys = in->sys_pm > 1000 ? 1000 : in->sys_pm;
+    if (sys < user) sys = user;
+    uint32_t others = sys - user, idle = 1000 - sys;
+    out->borrowing = user > hard + CC_ELASTIC_BORROW_PM;
+#ifdef CC_TEST_NO_YIELD /* negative control: others' work is never seen */
+    others = 0;
+#endif
+#ifdef CC_TEST_SEED_YIELD
+    return seed_step(st, in, others, out);
+#endif
+    /* Others' work: a sample shows it at 2 % of the device; it arrives when
+     * the recent samples showed none: their level (an average over about
+     * three samples, kept in 4-permille units) under 1 %. An average, not
+     * the last sample: NVML may name one process per sample (the H200
+     * under two saturating containers), so others' work that is there shows
+     * in every second or third sample, and each such sample taken for an
+     * arrival made every borrower yield again and again (two elastic
+     * containers on the simulator's model of it: the device 77 % busy). */
+    uint32_t level = (uint32_t)st.seen * 4u;
+    int arrival = others >= CC_ELASTIC_OTHERS_PM && level < CC_ELASTIC_GONE_PM;
+    uint32_t next = (2u * level + others) / 3u;
+    st.seen = (uint8_t)(next / 4u > 250u ? 250u : next / 4u);
+    int present = others >= CC_ELASTIC_GONE_PM;
+    /* Saturated: no idle time in two samples in a row (one alone is often
+     * the lumps of the supply, bucket.c, not a neighbour waiting). */
+    st.saturated = idle < CC_ELASTIC_SAT_PM ? (uint8_t)(st.saturated >= 1 ? 2 : 1) : 0;
+    int saturated = st.saturated >= 2;
+    if (present) {
+        st.calm = 0;
+    } else if (st.contended && ++st.calm >= CC_ELASTIC_ALONE) {
+        st.contended = 0;
+        st.calm = 0;
+    }
+    /* Someone's work arrived: back to the guaranteed share now, not in
+     * steps (their kernels may be queued behind ours); the idle time left
+     * is borrowed again from the next samples on. */
+    if (arrival) {
+        st.contended = 1;
+        out->yield = st.up_pm > hard;
+        st.up_pm = hard;
+        return st;
+    }
+    if (present) st.contended = 1; /* (seen without contended: a forged state) */
+    /* Demand under the hard share for a second: nothing to borrow. */
+    st.low = !in->throttled && user < hard ? (uint8_t)(st.low + 1) : 0;
+    if (st.low >= CC_ELASTIC_LOW) {
+        st.low = CC_ELASTIC_LOW;
+        st.up_pm = hard;
+        return st;
+    }
+    if (!st.contended) {
+        st.up_pm = soft;
+        return st;
+    }
+#ifdef CC_TEST_NO_GROW /* negative control: beside others, the hard share only */
+    st.up_pm = hard;
+    return st;
+#endif
+    uint32_t borrowed = st.up_pm - hard;
+    if (saturated) {
+        /* Somebody may be waiting behind us: give back half of it. */
+        st.up_pm = hard + borrowed / 2;
+        return st;
+    }
+    /* Grow into idle time (or shrink, within the margin), in proportion to
+     * the hard share: gains add up to at most GAIN over all containers
+     * (hard shares sum to at most 100 %), which a lag of a sample or two
+     * keeps stable. */
+    double step = CC_ELASTIC_GAIN * (double)hard / 1000.0 * ((double)idle - CC_ELASTIC_MARGIN_PM);
+    double up = (double)st.up_pm + step;
+    st.up_pm = up <= (double)hard ? hard : up >= (double)soft ? soft : (uint32_t)(up + 0.5);
+    return st;
+}

@@ -1,0 +1,67 @@
+/* Elastic (soft) compute limits: the target a container's controller runs
+ * against, between its hard cap (guaranteed) and its soft limit, from the
+ * one signal a container may see of the others: NVML's samples of the
+ * device (docs/compute.md, "Elastic caps"). A pure function, like the
+ * controllers: the caller loads the state from the shared line (or a
+ * private one) and stores it back.
+ *
+ * The rule, per valid sample (others = device - container, idle = 1 - device):
+ * - alone (no others' work for CC_ELASTIC_ALONE samples): target = soft;
+ * - others' work appears (a sample with others after samples without:
+ *   their level, an average of about three samples, under 1 %):
+ *   target = hard at once (yield: the caller trims the bucket to a hard
+ *   period and resets the share);
+ * - contended otherwise: the target grows into the device's idle time,
+ *   leaving CC_ELASTIC_MARGIN_PM of it, at a rate proportional to the hard
+ *   share (so elastic containers split idle time in proportion to their
+ *   hard shares); two saturated samples in a row halve what is borrowed;
+ * - not throttled and under the hard cap for CC_ELASTIC_LOW samples:
+ *   nothing borrowed, target = hard (and the watcher then need not sample
+ *   an idle container; one sample alone is often a process the machine did
+ *   not run for a moment, and dropping then cost it 0.5 s at the hard share).
+ * The target never leaves [hard, soft]. */
+#ifndef CC_CAP_ELASTIC_H
+#define CC_CAP_ELASTIC_H
+
+#include <stdint.h>
+
+typedef struct cc_elastic_state {
+    uint32_t up_pm;    /* the target, permille */
+    uint8_t contended; /* others' work seen recently */
+    uint8_t calm;      /* samples without others since, while contended */
+    uint8_t seen;      /* others' work in the recent samples: a level, 4-permille units */
+    uint8_t saturated; /* consecutive samples of a saturated device, up to 2 */
+    uint8_t low;       /* consecutive samples of demand under the hard share, up to LOW */
+} cc_elastic_state_t;
+
+typedef struct cc_elastic_input {
+    uint32_t hard_pm, soft_pm; /* soft_pm > hard_pm: elastic */
+    uint32_t user_pm, sys_pm;  /* the sample: the container's, the device's */
+    int sample_valid;          /* 0: no fresh sample: hold */
+    int throttled;             /* some consumer waited since the last refill */
+} cc_elastic_input_t;
+
+typedef struct cc_elastic_output {
+    int yield;     /* back to the hard share now: trim the bucket, reset the share */
+    int borrowing; /* the sample: above the hard cap */
+} cc_elastic_output_t;
+
+#define CC_ELASTIC_OTHERS_PM 20  /* others using 2 % of the device: their work is there */
+#define CC_ELASTIC_GONE_PM 10    /* ... and under 1 %: gone (hysteresis) */
+#define CC_ELASTIC_SAT_PM 20     /* the device idle under 2 %: saturated */
+#define CC_ELASTIC_MARGIN_PM 50  /* idle time left when borrowing beside others (5 %) */
+#define CC_ELASTIC_GAIN 0.5      /* growth per sample: gain x hard x (idle - margin) */
+#define CC_ELASTIC_ALONE 30      /* samples without others before the soft limit again */
+#define CC_ELASTIC_BORROW_PM 10  /* above the hard cap by 1 %: borrowing (display) */
+#define CC_ELASTIC_LOW 10        /* samples of demand under the hard share: not borrowing */
+
+/* The state a freshly built line starts from: alone, at the soft limit
+ * (an elastic container started on an idle device may use it). */
+cc_elastic_state_t cc_elastic_initial(uint32_t hard_pm, uint32_t soft_pm);
+
+/* One sample. Pure: no globals, no clock, no I/O. Every field of st is
+ * clamped to what this function can return (it comes from a shared file). */
+cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input_t *in,
+                                   cc_elastic_output_t *out);
+
+#endif

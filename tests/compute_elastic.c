@@ -1,0 +1,512 @@
+/* Elastic caps (issue 13) on the simulator: containers of saturating
+ * processes (one-wave 1.5 ms kernels, 4 per sync), each container its own
+ * state folder, as on a node. Every worker records the device time of the
+ * batches it completed in 10 ms bins; a container's share of a window is
+ * the sum over its workers. Modes (tests/compute.cmake runs each, and a
+ * control built without the mechanism, WILL_FAIL):
+ *   alone     elastic 30/100 (2 processes) alone: >= 90 % of the device;
+ *             the region says it borrows and counts the borrowed time.
+ *             Control: CC_TEST_NO_ELASTIC (the soft limit ignored): 30 %.
+ *   newcomer  elastic 30/100 (3 processes) alone for 2 s, then a hard 50
+ *             container (2 processes) starts beside it: from 1 s after
+ *             its start the newcomer has >= 47 % and the borrower <= 55 %;
+ *             the borrower never has under 30 % (every 0.5 s window, less
+ *             the quantization of a batch per process). Control:
+ *             CC_TEST_NO_YIELD (others' work never seen): the device split
+ *             by queues, about 60/40.
+ *   two       elastic 30/100 (1 process, 3 kernels in flight) and 20/100
+ *             (4 processes, 6 each), both busy: each at least its hard
+ *             share, the device >= 90 % busy. Controls: CC_TEST_NO_YIELD
+ *             (split by queues: the 30 % one under its guarantee) and CC_TEST_NO_GROW (back to
+ *             hard beside others and no borrowing of idle time: 50 %).
+ *   bursts    elastic 30/100 (4 processes) busy; a hard 50 neighbour (2
+ *             processes) on and off every 2 s: its share in each on
+ *             window within 3 points of 50, and in the first second of
+ *             each at least 47. Control: CC_TEST_SEED_YIELD,
+ *             the seed's 10-sample exclusivity debounce both ways (it
+ *             yields a second late and takes the device back a second
+ *             after each burst). ARG: seconds (20; 8 under sanitizers and
+ *             for the control).
+ * Windows in which the machine did not run the test (2 % of the time lost
+ * in the parent's late wake-ups: other suites on 2 cores) are not counted; at least half of
+ * them must count (wait_watching).
+ * Figures measured are in docs/compute.md ("Elastic caps"). */
+#include <cuda.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compute_mp.h"
+#include "spin_setup.h"
+
+#define BIN_NS 10000000ull
+#define MAX_BINS 3200
+#define BATCH 4 /* kernels in flight per process (the default) */
+#define MAX_DEPTH 16
+#define KERNEL_NS 1500000.0
+#define SEC 1000000000ull
+
+/* --worker OUT T0 START_NS END_NS TOGGLE_NS DEPTH: from T0 + START (context
+ * made then: a container starting) to T0 + END, DEPTH kernels in flight;
+ * with TOGGLE, on for TOGGLE, off (asleep) for TOGGLE, from START on. */
+static int worker(const char *out, uint64_t t0, uint64_t start, uint64_t end, uint64_t toggle,
+                  unsigned depth)
+{
+    static double bins[MAX_BINS], lost[MAX_BINS];
+    /* A toggling neighbour is a running container whose work comes and
+     * goes: made, and one batch run, at T0; then asleep until START. A
+     * plain one starts at START (what starting costs is the newcomer's). */
+    mp_sleep_until(t0 + (toggle ? 0 : start));
+    CUfunction fn;
+    CUstream stream;
+    int sms;
+    spin_setup("spin_1500us", &fn, &stream, &sms);
+    if (check_failures) return 1;
+    if (toggle) {
+        for (int i = 0; i < BATCH; i++)
+            CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
+        CHECK_CU(cuStreamSynchronize(stream));
+        mp_sleep_until(t0 + start);
+    }
+    /* depth kernels in flight, each followed by an event: a kernel is
+     * counted in the bin where its event completes (a whole batch counted
+     * at its sync made windows of 0.5 s uncertain by 2 batches a process). */
+    CUevent ev[MAX_DEPTH];
+    if (depth < 1 || depth > MAX_DEPTH) depth = BATCH;
+    for (unsigned i = 0; i < depth; i++) CHECK_CU(cuEventCreate(&ev[i], CU_EVENT_DEFAULT));
+    unsigned head = 0, inflight = 0;
+    /* The worker does nothing between its CUDA calls: a gap of over 1 ms
+     * between one call's return and the next call is the machine not running
+     * it (counted per bin, for the parent's starved windows). */
+    /* And inside a call: the simulator counts its waits for its shared lock
+     * whose holder the machine stopped (cuSimTestLockStallNs). */
+    uint64_t (*lock_stall)(void) = (uint64_t (*)(void))dlsym(RTLD_DEFAULT, "cuSimTestLockStallNs");
+    uint64_t stall0 = lock_stall ? lock_stall() : 0;
+    uint64_t back = mp_now();
+    for (;;) {
+        uint64_t now = mp_now();
+        if (now - back > 1000000ull && now > t0 && (now - t0) / BIN_NS < MAX_BINS)
+            lost[(now - t0) / BIN_NS] += (double)(now - back) / 1e6;
+        uint64_t stall = lock_stall ? lock_stall() : 0;
+        if (stall != stall0 && now > t0 && (now - t0) / BIN_NS < MAX_BINS)
+            lost[(now - t0) / BIN_NS] += (double)(stall - stall0) / 1e6;
+        stall0 = stall;
+        int off = toggle && ((now - t0 - start) / toggle) % 2 == 1;
+        if (inflight == depth || ((now >= t0 + end || off) && inflight)) {
+            CHECK_CU(cuEventSynchronize(ev[(head + depth - inflight) % depth]));
+            back = mp_now();
+            inflight--;
+            uint64_t b = (mp_now() - t0) / BIN_NS;
+            if (b < MAX_BINS) bins[b] += KERNEL_NS;
+            if (check_failures) return 1;
+            continue;
+        }
+        if (now >= t0 + end) break;
+        if (off) {
+            uint64_t next = t0 + start + ((now - t0 - start) / toggle + 1) * toggle;
+            mp_sleep_until(next < t0 + end ? next : t0 + end);
+            back = mp_now();
+            continue;
+        }
+        CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
+        CHECK_CU(cuEventRecord(ev[head], stream));
+        back = mp_now();
+        head = (head + 1) % depth;
+        inflight++;
+        if (check_failures) return 1;
+    }
+    if (lock_stall && lock_stall() > 10000000ull)
+        printf("worker %d: %.0f ms waiting for the simulator's lock (counted as starved)\n",
+               (int)getpid(), lock_stall() / 1e6);
+    if (!lock_stall) printf("worker %d: the simulator has no lock-stall hook\n", (int)getpid());
+    FILE *f = fopen(out, "w");
+    if (!f) return 1;
+    for (unsigned i = 0; i < MAX_BINS; i++) fprintf(f, "%.0f %.2f\n", bins[i], lost[i]);
+    return fclose(f) != 0;
+}
+
+struct cont {
+    int hard, soft, nproc, depth;
+    uint64_t start, end, toggle; /* ms */
+    char state[600];
+    double bins[MAX_BINS]; /* device ns completed, all its workers */
+};
+
+static char self[512];
+/* Per bin, ms the machine did not run the test: the parent's late wake-ups
+ * and the workers' gaps between CUDA calls (wait_watching, worker). */
+static double late_ms[MAX_BINS];
+
+static pid_t spawn(struct cont *c, int k, const char *t0s)
+{
+    char out[700], a[24], b[24], t[24], dp[8];
+    snprintf(out, sizeof out, "%s/bins.%d", c->state, k);
+    unlink(out);
+    snprintf(a, sizeof a, "%llu", (unsigned long long)c->start * 1000000ull);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)c->end * 1000000ull);
+    snprintf(t, sizeof t, "%llu", (unsigned long long)c->toggle * 1000000ull);
+    snprintf(dp, sizeof dp, "%d", c->depth ? c->depth : BATCH);
+    pid_t p = fork();
+    if (p == 0) {
+        char cap[8], soft[8];
+        snprintf(cap, sizeof cap, "%d", c->hard);
+        setenv("CUDACAP_STATE_DIR", c->state, 1);
+        setenv("CUDACAP_SM_LIMIT", cap, 1);
+        if (c->soft) {
+            snprintf(soft, sizeof soft, "%d", c->soft);
+            setenv("CUDACAP_SM_SOFT_LIMIT", soft, 1);
+        } else {
+            unsetenv("CUDACAP_SM_SOFT_LIMIT");
+        }
+        execl(self, self, "--worker", out, t0s, a, b, t, dp, (char *)NULL);
+        _exit(127);
+    }
+    return p;
+}
+
+static void collect(struct cont *c)
+{
+    memset(c->bins, 0, sizeof c->bins);
+    for (int k = 0; k < c->nproc; k++) {
+        char out[700];
+        snprintf(out, sizeof out, "%s/bins.%d", c->state, k);
+        FILE *f = fopen(out, "r");
+        CHECK(f != NULL, "no result from %s", out);
+        if (!f) continue;
+        double x, l;
+        for (unsigned i = 0; i < MAX_BINS && fscanf(f, "%lf %lf", &x, &l) == 2; i++) {
+            c->bins[i] += x;
+            late_ms[i] += l; /* the worker's own lost time (worker) */
+        }
+        fclose(f);
+    }
+}
+
+/* Percent of the device the container completed in [a, b) ms. */
+static double share(const struct cont *c, uint64_t a, uint64_t b)
+{
+    double s = 0;
+    for (uint64_t i = a * 1000000ull / BIN_NS; i < b * 1000000ull / BIN_NS && i < MAX_BINS; i++)
+        s += c->bins[i];
+    return s / ((double)(b - a) * 1e6) * 100.0;
+}
+
+static const char *base;
+static struct cont C[3];
+static int nc;
+static uint64_t t0;
+
+static struct cont *add(int hard, int soft, int nproc, uint64_t start, uint64_t end, uint64_t toggle)
+{
+    struct cont *c = &C[nc];
+    memset(c, 0, sizeof *c);
+    c->hard = hard, c->soft = soft, c->nproc = nproc;
+    c->start = start, c->end = end, c->toggle = toggle;
+    snprintf(c->state, sizeof c->state, "%s/c%d", base, nc);
+    mkdir(c->state, 0700);
+    /* A fresh container, as cudacap prepare leaves it: no region of an
+     * earlier run (its counters and elastic state would carry over). */
+    DIR *d = opendir(c->state);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.') unlinkat(dirfd(d), e->d_name, 0);
+    if (d) closedir(d);
+    nc++;
+    return c;
+}
+
+static pid_t pids[16];
+static int np;
+
+static void start_all(void)
+{
+    char t0s[32];
+    t0 = mp_now() + 300000000ull; /* every worker exec'd before T0 */
+    snprintf(t0s, sizeof t0s, "%llu", (unsigned long long)t0);
+    for (int i = 0; i < nc; i++)
+        for (int k = 0; k < C[i].nproc; k++) {
+            pids[np] = spawn(&C[i], k, t0s);
+            CHECK(pids[np] > 0, "fork failed");
+            np++;
+        }
+}
+
+/* The machine's own lateness: while the workers run, the parent sleeps
+ * 2 ms at a time and adds up, per bin, the wake-ups more than 5 ms late;
+ * the workers add their gaps between calls (worker). A window with 2 % of
+ * its time lost so is one in which the machine did not run our processes (other suites on 2 cores: load averages of 10
+ * were seen; the device then idled, both containers at a third), and a
+ * share measured in it says nothing about the cap: such windows are not
+ * counted (and at least half of them must count). */
+static int starved(uint64_t a, uint64_t b)
+{
+    double lost = 0;
+    for (uint64_t i = a * 1000000ull / BIN_NS; i < b * 1000000ull / BIN_NS && i < MAX_BINS; i++)
+        lost += late_ms[i];
+    return lost >= 0.02 * (double)(b - a);
+}
+
+static void wait_watching(void)
+{
+    int left = np, bad = 0;
+    /* The probe also writes a page of a shared file mapping in the state
+     * folder, as the simulator and the library do theirs: a write-back stall
+     * of the file system (a write fault waiting for the page's I/O) stalls
+     * the probe as it stalls them (seen: both containers of two runs at
+     * once at 3-20 % for a second, the sleeping parent on time). */
+    char pf[700];
+    snprintf(pf, sizeof pf, "%s/probe", base);
+    int fd = open(pf, O_RDWR | O_CREAT, 0600);
+    uint64_t *page = NULL;
+    if (fd >= 0 && ftruncate(fd, 4096) == 0) {
+        void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        page = m == MAP_FAILED ? NULL : m;
+    }
+    if (fd >= 0) close(fd);
+    while (left > 0) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p > 0) {
+            left--;
+            bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+            continue;
+        }
+        if (p < 0) break;
+        uint64_t t = mp_now();
+        usleep(2000);
+        if (page) __atomic_add_fetch(page, 1, __ATOMIC_RELAXED);
+        uint64_t now = mp_now();
+        double late = (double)(now - t) / 1e6 - 2.0;
+        uint64_t b = now > t0 ? (now - t0) / BIN_NS : MAX_BINS;
+        if (late > 5.0 && b < MAX_BINS) late_ms[b] += late;
+    }
+    if (page) munmap(page, 4096);
+    CHECK(bad == 0 && left == 0, "a worker failed");
+}
+
+static void finish(void)
+{
+    wait_watching();
+    for (int i = 0; i < nc; i++) collect(&C[i]);
+    uint64_t end = 0;
+    for (int i = 0; i < nc; i++)
+        if (C[i].end > end) end = C[i].end;
+    printf("  t(s)");
+    for (int i = 0; i < nc; i++) printf("   c%d(%d/%d)", i, C[i].hard, C[i].soft);
+    printf("   device\n");
+    for (uint64_t a = 0; a < end; a += 500) {
+        double tot = 0;
+        printf("%6.1f", a / 1000.0);
+        for (int i = 0; i < nc; i++) {
+            double x = share(&C[i], a, a + 500);
+            tot += x;
+            printf("   %9.1f", x);
+        }
+        printf("   %6.1f\n", tot);
+    }
+}
+
+/* The elastic state of the container's (only) device line, mid-run. */
+static const cc_compute_elastic_t *elastic_of(const struct cont *c, uint32_t *target)
+{
+    const cc_compute_region_t *r = mp_map_compute_region(c->state);
+    if (!r) return NULL;
+    *target = __atomic_load_n(&r->dev[0].up_limit_pm, __ATOMIC_RELAXED);
+    return &r->elastic[0];
+}
+
+/* The mean share of the container over the 0.5 s windows of [a, b) that
+ * count (not starved); *n, *of: windows counted, windows. */
+static double share_counted(const struct cont *c, uint64_t a, uint64_t b, int *n, int *of)
+{
+    double s = 0;
+    *n = *of = 0;
+    for (uint64_t w = a; w + 500 <= b; w += 500) {
+        (*of)++;
+        if (starved(w, w + 500)) continue;
+        (*n)++;
+        s += share(c, w, w + 500);
+    }
+    return *n ? s / *n : 0;
+}
+
+/* Fewer than half the windows counted: this attempt cannot judge the cap
+ * (main runs another, up to 3, then reports a skip). */
+static int short_of_windows;
+
+static void check_counted(const char *what, int n, int of)
+{
+    if (n < of) printf("%s: %d of %d windows counted (the others starved)\n", what, n, of);
+    if (2 * n < of) short_of_windows = 1;
+}
+
+/* Quantization of the bins: a kernel per process at each end of a window. */
+static double slack(const struct cont *c, uint64_t ms)
+{
+    return 2.0 * c->nproc * KERNEL_NS / ((double)ms * 1e6) * 100.0;
+}
+
+static void mode_alone(void)
+{
+    struct cont *e = add(30, 100, 2, 0, 4000, 0);
+    start_all();
+    mp_sleep_until(t0 + 3 * SEC);
+    uint32_t target = 0;
+    const cc_compute_elastic_t *el = elastic_of(e, &target);
+    CHECK(el != NULL, "no compute region in %s", e->state);
+    uint8_t borrowing = el ? __atomic_load_n(&el->borrowing, __ATOMIC_RELAXED) : 0;
+    uint64_t borrowed = el ? __atomic_load_n(&el->borrowed_ns, __ATOMIC_RELAXED) : 0;
+    finish();
+    if (el) {
+        printf("at 3 s: target %u permille, borrowing %u, %.2f device-s borrowed\n", target,
+               borrowing, borrowed / 1e9);
+        CHECK(el->hard_pm == 300 && el->soft_pm == 1000, "limits %u/%u", el->hard_pm, el->soft_pm);
+        /* Judged when the machine ran the second before (a starved
+         * container's demand is under its hard share: target hard). */
+        if (starved(2000, 3000)) {
+            printf("at 3 s: starved, not judged\n");
+            short_of_windows = 1;
+        } else {
+            CHECK(target == 1000 && borrowing == 1, "alone: target %u, borrowing %u", target,
+                  borrowing);
+            /* About (share - 30 %) x 2.5 s by now: at least a second of it. */
+            CHECK(borrowed > SEC, "borrowed %.2f device-s", borrowed / 1e9);
+        }
+    }
+    int n, of;
+    double s = share_counted(e, 1000, 4000, &n, &of);
+    check_counted("alone", n, of);
+    printf("elastic 30/100 alone: %.1f %% of the device over 1..4 s\n", s);
+    CHECK(s >= 90.0, "alone: %.1f %% < 90 %%", s);
+}
+
+static void mode_newcomer(void)
+{
+    struct cont *e = add(30, 100, 3, 0, 6000, 0);
+    struct cont *n = add(50, 0, 2, 2000, 6000, 0);
+    start_all();
+    mp_sleep_until(t0 + 3500 * 1000000ull);
+    uint32_t target = 0;
+    const cc_compute_elastic_t *el = elastic_of(e, &target);
+    uint8_t cont = el ? __atomic_load_n(&el->contended, __ATOMIC_RELAXED) : 0;
+    finish();
+    printf("1.5 s after the newcomer: target %u permille, contended %u\n", target, cont);
+    if (el && !starved(2500, 3500))
+        CHECK(cont == 1 && target <= 550, "target %u contended %u", target, cont);
+    int k, of;
+    double before = share(e, 1000, 2000), sn = share_counted(n, 3000, 6000, &k, &of);
+    double se = share_counted(e, 3000, 6000, &k, &of);
+    check_counted("newcomer", k, of);
+    printf("borrower alone %.1f %%; from 1 s after the newcomer: newcomer %.1f %%, borrower %.1f %%\n",
+           before, sn, se);
+    /* Borrowing before (the alone test asks for 90 %; under load the
+     * three processes' start may take a part of this window). */
+    CHECK(before >= 70.0, "borrower alone: %.1f %%", before);
+    CHECK(sn >= 47.0, "newcomer %.1f %% < 47 %%", sn);
+    CHECK(se <= 55.0, "borrower %.1f %% > 55 %%", se);
+    double lo = 100;
+    for (uint64_t a = 500; a + 500 <= 6000; a += 250) {
+        double x = share(e, a, a + 500);
+        if (x < lo && !starved(a, a + 500)) lo = x;
+    }
+    printf("borrower's least 0.5 s window: %.1f %% (slack %.1f)\n", lo, slack(e, 500));
+    CHECK(lo >= 30.0 - slack(e, 500), "borrower at %.1f %% < its hard 30 %%", lo);
+}
+
+static void mode_two(void)
+{
+    /* Queues of 3 and 4 x 6 kernels: split by queues (no yield), the 30 %
+     * one gets about a tenth of the device. */
+    struct cont *a = add(30, 100, 1, 0, 6000, 0);
+    struct cont *b = add(20, 100, 4, 0, 6000, 0);
+    a->depth = 3;
+    b->depth = 6;
+    start_all();
+    finish();
+    int n, of;
+    double sa = share_counted(a, 2000, 6000, &n, &of), sb = share_counted(b, 2000, 6000, &n, &of);
+    check_counted("two", n, of);
+    printf("over 2..6 s: 30/100 %.1f %%, 20/100 %.1f %%, device %.1f %%\n", sa, sb, sa + sb);
+    CHECK(sa >= 30.0 - slack(a, 500), "30/100 at %.1f %%", sa);
+    CHECK(sb >= 20.0 - slack(b, 500), "20/100 at %.1f %%", sb);
+    CHECK(sa + sb >= 90.0, "device %.1f %% busy < 90 %%", sa + sb);
+}
+
+static void mode_bursts(int secs)
+{
+    uint64_t end = 2000 + (uint64_t)secs * 1000;
+    add(30, 100, 4, 0, end, 0);
+    struct cont *n = add(50, 0, 2, 2000, end, 2000);
+    start_all();
+    finish();
+    double worst = 50, first = 100;
+    int counted = 0, windows = 0;
+    for (uint64_t a = 2000; a + 2000 <= end; a += 4000) {
+        double x = share(n, a, a + 2000), dev = x + share(&C[0], a, a + 2000);
+        double x1 = share(n, a, a + 1000); /* its first second: the yield's part */
+        int ok = !starved(a, a + 2000);
+        windows++;
+        counted += ok;
+        printf("neighbour on at %.0f s: %.1f %%, first second %.1f %% (device %.1f %%%s)\n",
+               a / 1000.0, x, x1, dev, ok ? "" : ": starved, not counted");
+        if (ok && (x > 50 ? x - 50 : 50 - x) > (worst > 50 ? worst - 50 : 50 - worst)) worst = x;
+        if (ok && x1 < first) first = x1;
+    }
+    printf("neighbour's least first second: %.1f %%\n", first);
+    printf("neighbour's worst on window: %.1f %% (cap 50), %d of %d windows counted\n", worst,
+           counted, windows);
+    check_counted("bursts", counted, windows);
+    CHECK(worst >= 47.0 && worst <= 53.0, "neighbour %.1f %% while on", worst);
+    /* And in the first second of each: the borrower gave the share back
+     * within a sample or two, not a second later (52-55 % measured; the
+     * seed's debounce: 20-35 %). */
+    CHECK(first >= 47.0 - slack(n, 1000), "neighbour %.1f %% in a first second", first);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 8 && !strcmp(argv[1], "--worker"))
+        return worker(argv[2], strtoull(argv[3], NULL, 10), strtoull(argv[4], NULL, 10),
+                      strtoull(argv[5], NULL, 10), strtoull(argv[6], NULL, 10),
+                      (unsigned)atoi(argv[7]));
+    base = getenv("CUDACAP_STATE_DIR");
+    if (!base || argc < 2) return 77;
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0) return 1;
+    self[sl] = 0;
+    mkdir(base, 0700);
+    /* Each attempt in a child of its own: one the machine starved (fewer
+     * than half its windows counted) is run again, up to 3 times; then the
+     * test is skipped (77), never passed, and says why. */
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        fflush(stdout);
+        pid_t p = fork();
+        if (p == 0) {
+            if (!strcmp(argv[1], "alone")) mode_alone();
+            else if (!strcmp(argv[1], "newcomer")) mode_newcomer();
+            else if (!strcmp(argv[1], "two")) mode_two();
+            else if (!strcmp(argv[1], "bursts")) mode_bursts(argc > 2 ? atoi(argv[2]) : 20);
+            else _exit(2);
+            fflush(stdout);
+            if (short_of_windows) _exit(77);
+            _exit(check_failures ? 1 : 0);
+        }
+        int st = 0;
+        if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st)) return 1;
+        if (WEXITSTATUS(st) != 77) {
+            if (WEXITSTATUS(st) == 1) printf("checks failed (attempt %d)\n", attempt);
+            return WEXITSTATUS(st);
+        }
+        printf("attempt %d: the machine starved the test (other suites on it); again\n", attempt);
+    }
+    printf("SKIPPED: three attempts starved by the machine\n");
+    return 77;
+}
