@@ -72,6 +72,7 @@ start_listener() {
   local c=${1:-$CUDACAP} try i
   for try in 1 2 3 4 5; do
     port=$((20000 + RANDOM % 20000))
+    : >$CLI_TEST_TMP/listen.err # not by the background redirection: it may come after the first grep
     $c metrics --listen 127.0.0.1:$port 2>$CLI_TEST_TMP/listen.err & lp=$!; bgpids+=($lp)
     for i in $(seq 50); do grep -q serving $CLI_TEST_TMP/listen.err && break; kill -0 $lp 2>/dev/null || break; sleep 0.1; done
     kill -0 $lp 2>/dev/null && return 0
