@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "cap/election.h"
+#include "common/clock.h"
 
 int64_t cc_bucket_add(int64_t *b, int64_t delta, int64_t hi)
 {
@@ -18,13 +19,6 @@ int64_t cc_bucket_add(int64_t *b, int64_t delta, int64_t hi)
         }
     } while (!__atomic_compare_exchange_n(b, &cur, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     return next;
-}
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- what a value read from the region may be ------------------------------
@@ -159,14 +153,14 @@ static uint64_t drip_step(const cc_drip_t *d, int64_t cost)
 uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_drip_t *drip)
 {
     if (cc_bucket_try_take(b, cost)) return 0;
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = cc_mono_ns();
 #ifdef CC_TEST_NO_DRIP /* negative control of tests/compute_smooth.c: tokens only at refills */
     drip = NULL;
 #endif
     /* Tokens since the last payment: often enough that nobody sleeps. */
     uint64_t step = drip ? drip_step(drip, cost) : 0;
     if (drip && cc_drip_pay(b, drip, t0, step, -1) && cc_bucket_try_take(b, cost))
-        return mono_ns() - t0;
+        return cc_mono_ns() - t0;
     int64_t rate_ns_per_s = drip ? cc_drip_share(drip) * (int64_t)(1000000000ull / CC_PERIOD_NS) : 0;
     /* Only store when clear: a line every waiter writes every wake would
      * bounce between processes for nothing. */
@@ -194,12 +188,12 @@ uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_
          * that among many waiters at a low cap none starves behind luckier
          * ones (8 processes at 10 %: Jain's index 0.72 without it in one
          * run). 20 ms of waiting halves the sleep. */
-        uint64_t waited = mono_ns() - t0;
+        uint64_t waited = cc_mono_ns() - t0;
         ns = (int64_t)((double)ns * 20e6 / (20e6 + (double)waited));
         if (ns < 100000) ns = 100000;
         struct timespec ts = {0, ns};
         nanosleep(&ts, NULL);
-        if (drip) cc_drip_pay(b, drip, mono_ns(), step, -1);
+        if (drip) cc_drip_pay(b, drip, cc_mono_ns(), step, -1);
         if (cc_bucket_try_take(b, cost)) break;
         /* The refill winner clears the flag each period: a waiter that is
          * still waiting says so again, or the controller would see an idle
@@ -207,5 +201,5 @@ uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_
         if (throttled && !__atomic_load_n(throttled, __ATOMIC_RELAXED))
             __atomic_store_n(throttled, 1, __ATOMIC_RELAXED);
     }
-    return mono_ns() - t0;
+    return cc_mono_ns() - t0;
 }

@@ -21,6 +21,7 @@
 #include "cap/compute.h"
 #include "common/log.h"
 #include "hook/hook.h"
+#include "common/clock.h"
 
 #define CC_COST_ENTRIES 1024
 #define CC_COST_PROBE 8
@@ -72,13 +73,6 @@ static void resolve(void)
     if (!ev_record_pt) ev_record_pt = ev_record;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t tag_of(void *key, uint64_t blocks)
 {
     uint64_t h = (uint64_t)(uintptr_t)key * 0x9e3779b97f4a7c15ull;
@@ -124,7 +118,7 @@ int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure)
         *measure = 2;
         return 0; /* charged exactly when the timing completes (gate.c bounds these) */
     }
-    uint64_t now = now_ns();
+    uint64_t now = cc_mono_ns();
     if (now - last >= CC_COST_SAMPLE_NS &&
         __atomic_compare_exchange_n(&e->last_ns, &last, now, 0, __ATOMIC_RELAXED,
                                     __ATOMIC_RELAXED))

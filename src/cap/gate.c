@@ -21,6 +21,7 @@
 #include "hook/devices.h"
 #include "hook/hostpid.h"
 #include "hook/process.h"
+#include "common/clock.h"
 
 int cc_compute_mode;
 static struct cc_cdev cdevs[CC_MAX_DEVICES];
@@ -183,13 +184,6 @@ static void decide_mode(void)
  * on another thread's later launch) must never hang a launching thread. */
 #define CC_PROBE_WAIT_NS 500000000ull
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* A launch of a shape never timed. The first one in flight on the device is
  * the probe: admitted without a charge and timed (charged when its timing
  * completes). While a probe is pending, a later launch of a never-timed
@@ -203,7 +197,7 @@ static uint64_t mono_ns(void)
 static int64_t admit_untimed(struct cc_cdev *d, void *key, uint64_t blocks, int *measure,
                              int **probe)
 {
-    uint64_t t0 = mono_ns(), nap = 50000;
+    uint64_t t0 = cc_mono_ns(), nap = 50000;
     for (;;) {
         int zero = 0;
         if (__atomic_compare_exchange_n(&d->probe, &zero, 1, 0, __ATOMIC_ACQUIRE,
@@ -211,7 +205,7 @@ static int64_t admit_untimed(struct cc_cdev *d, void *key, uint64_t blocks, int 
             *probe = &d->probe;
             return 0;
         }
-        if (mono_ns() - t0 > CC_PROBE_WAIT_NS) {
+        if (cc_mono_ns() - t0 > CC_PROBE_WAIT_NS) {
             *measure = 1;
             return cc_cost_fallback();
         }

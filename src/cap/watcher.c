@@ -20,6 +20,7 @@
 #include "hook/hook.h"
 #include "hook/hostpid.h"
 #include "hook/process.h"
+#include "common/clock.h"
 
 #define CC_SAMPLES_MAX 512
 
@@ -28,13 +29,6 @@ static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static cc_slock_t slock = {-1, 0};
 static int slock_tried;
 static __typeof__(&nvmlDeviceGetProcessUtilization) proc_util;
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static unsigned long long real_us(void)
 {
@@ -200,7 +194,7 @@ static int idle(const struct cc_cdev *d)
 static void cycle(struct cc_cdev *d)
 {
     cc_compute_dev_t *line = d->line;
-    uint64_t now = mono_ns();
+    uint64_t now = cc_mono_ns();
     int nolock = d->idx < 0 || slock.fd < 0;
     int owner = !nolock && cc_slock_claim(&slock, (unsigned)d->idx);
     uint32_t u, s;
@@ -368,7 +362,7 @@ static void *run(void *arg)
     sigdelset(&all, SIGFPE);
     sigdelset(&all, SIGILL);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
-    uint64_t next = mono_ns();
+    uint64_t next = cc_mono_ns();
     unsigned tries = 0;
     for (;;) {
         int n = cc_compute_ndev();
@@ -383,7 +377,7 @@ static void *run(void *arg)
         /* Absolute grid: the cadence does not drift with the work done;
          * if we fell behind, skip ahead rather than burst. */
         next += CC_PERIOD_NS;
-        uint64_t now = mono_ns();
+        uint64_t now = cc_mono_ns();
         if (next < now) next = now + CC_PERIOD_NS / 10;
         struct timespec ts = {(time_t)(next / 1000000000ull), (long)(next % 1000000000ull)};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {}

@@ -20,6 +20,7 @@
 #include "cudacap/counters.h"
 #include "region/peek.h"
 #include "region/specs.h"
+#include "common/clock.h"
 
 /* A private copy of a region that passed its field checks, or NULL with
  * *state and why saying what was wrong. A copy taken while a process claims
@@ -58,13 +59,6 @@ static void *read_region(const char *dir, const struct cc_region_spec *spec,
         why[0] = 0;
         return r;
     }
-}
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int snap_pid_alive(uint32_t pid, uint32_t host_pid, uint64_t start_time)
@@ -290,7 +284,7 @@ static void read_sm(const char *dir, struct snap *s)
     const cc_compute_region_t *r = read_region(dir, &cc_compute_region_spec, snap_check_compute,
                                                &s->sm_state, s->sm_why, sizeof s->sm_why);
     if (!r) return;
-    uint64_t now = mono_ns();
+    uint64_t now = cc_mono_ns();
     int pslot[CC_COMPUTE_PROCS]; /* compute slot -> snap process */
     for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
         pslot[i] = -1;

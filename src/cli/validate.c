@@ -11,6 +11,7 @@
 #include "cudacap/compute_region.h"
 #include "cudacap/counters.h"
 #include "cudacap/mem_region.h"
+#include "common/clock.h"
 
 #define PID_MAX (1u << 22)            /* the kernel's PID_MAX_LIMIT */
 #define BYTES_MAX (1ull << 50)        /* 1 PiB: far above any device (or cap that means one) */
@@ -82,9 +83,7 @@ const char *snap_check_mem(const void *region, char *buf, size_t len)
 const char *snap_check_compute(const void *region, char *buf, size_t len)
 {
     const cc_compute_region_t *r = region;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    uint64_t now = cc_mono_ns();
     if (!zero(r->pad0, sizeof r->pad0)) BAD("padding after the header is not zero");
     for (unsigned i = 0; i < CC_COMPUTE_DEVICES; i++) {
         const cc_compute_dev_t *d = &r->dev[i];

@@ -32,17 +32,11 @@
 #include "cudacap/mem_region.h"
 #include "region/region.h"
 #include "region/specs.h"
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "common/clock.h"
 
 static uint32_t new_generation(void)
 {
-    uint32_t g = (uint32_t)(mono_ns() ^ ((uint64_t)getpid() * 2654435761u));
+    uint32_t g = (uint32_t)(cc_mono_ns() ^ ((uint64_t)getpid() * 2654435761u));
     return g ? g : 1;
 }
 
@@ -80,7 +74,7 @@ void ml_rebuild_wait(cc_mem_region_t *r, int fd)
     int n = ml_live_pids(fd, pids, CC_MEM_SLOTS), left = n;
     if (n == 0) return;
     ml_futex(&r->generation, FUTEX_WAKE, INT32_MAX, NULL);
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = cc_mono_ns();
     while (left > 0) {
         left = 0;
         for (int k = 0; k < n; k++) {
@@ -95,7 +89,7 @@ void ml_rebuild_wait(cc_mem_region_t *r, int fd)
             else left++;
         }
         if (left == 0) break;
-        if (mono_ns() - t0 > (uint64_t)CC_ML_REPUBLISH_WAIT_NS) {
+        if (cc_mono_ns() - t0 > (uint64_t)CC_ML_REPUBLISH_WAIT_NS) {
             cc_warn("memory cap: %s/%s was rebuilt; %d live process(es) did not re-publish "
                     "their memory within 1 s, the container may pass its cap by what they hold",
                     ml_dir, CC_MEM_REGION_FILE, left);
@@ -105,7 +99,7 @@ void ml_rebuild_wait(cc_mem_region_t *r, int fd)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
     cc_info("memory cap: rebuilt %s/%s; %d live process(es) re-published in %.1f ms", ml_dir,
-            CC_MEM_REGION_FILE, n - left, (double)(mono_ns() - t0) / 1e6);
+            CC_MEM_REGION_FILE, n - left, (double)(cc_mono_ns() - t0) / 1e6);
 #endif
 }
 
