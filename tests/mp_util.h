@@ -3,14 +3,10 @@
 #define CC_TEST_MP_UTIL_H
 
 #include <stdint.h>
-#include <time.h>
 
-static inline uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
+#include "../src/common/clock.h" /* the library's clock: the tests compare its stamps */
+
+static inline uint64_t now_ns(void) { return cc_mono_ns(); }
 
 /* xorshift64: reproducible per-child random points for kill storms. */
 static inline uint64_t rnd(uint64_t *s)
