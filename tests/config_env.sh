@@ -122,6 +122,14 @@ hasnt "$esc" "log level: no raw ESC"
 w CUDACAP_LOG_LEVEL=1 LIBCUDA_LOG_LEVEL=3 -- hold --mib 0 --seconds 0
 has 'LIBCUDA_LOG_LEVEL="3" differs from CUDACAP_LOG_LEVEL="1"' "log level names differ"
 hasnt "info:" "log level: CUDACAP_LOG_LEVEL wins"
+# (HAMi's name alone is read; a bad level is said and the default kept; the
+# difference is said at the new level, so not at 0.)
+w -u CUDACAP_LOG_LEVEL LIBCUDA_LOG_LEVEL=3 -- hold --mib 0 --seconds 0
+has "info:" "log level: LIBCUDA_LOG_LEVEL alone is read"
+w CUDACAP_LOG_LEVEL=5 -- hold --mib 0 --seconds 0
+has 'CUDACAP_LOG_LEVEL="5" is not a log level 0..4; using 1' "log level: bad level said"
+w CUDACAP_LOG_LEVEL=0 LIBCUDA_LOG_LEVEL=3 -- hold --mib 0 --seconds 0
+[ "$(cclines)" = 0 ] && ok "log level 0: nothing said" || fail "log level 0: $out"
 
 [ "$fails" = 0 ] && echo "all passed" && exit 0
 echo "$fails failure(s)" >&2

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cap/options.h"
 #include "check.h"
 #include "cudacap/config.h"
 
@@ -370,8 +371,70 @@ static void soft_limits(void)
     CHECK(c.errors == 0 && c.sm_limit[0] == 0 && c.sm_soft_limit[0] == 0, "disable");
 }
 
+
+/* Every row of the options table (cap/options.h) that cc_config_load reads,
+ * driven by the table itself, so that a new row is checked without a new
+ * test: its CUDACAP_* name wins over its alias (a difference said), a bad
+ * value is said with its name, and per-device rows take NAME_15 and refuse
+ * NAME_16, under both names. */
+static const char *good_value(const cc_option_t *o, int second)
+{
+    switch (o->kind) {
+    case CC_KIND_SIZE: return second ? "2g" : "1g";
+    case CC_KIND_PERCENT: return second ? "40" : "30";
+    case CC_KIND_SWITCH: return second ? "off" : "on";
+    case CC_KIND_ENUM: return o->choices[second].word;
+    case CC_KIND_PATH: return second ? "/b" : "/a";
+    case CC_KIND_LEVEL:
+    case CC_KIND_IGNORED: break;
+    }
+    return NULL;
+}
+
+static void table_rows(void)
+{
+    cc_config_t c;
+    char want[256], n[64], a[64];
+    for (int id = 0; id < CC_OPT_COUNT; id++) {
+        const cc_option_t *o = &cc_options[id];
+        if (id == CC_OPT_LOG_LEVEL || o->kind == CC_KIND_IGNORED) continue; /* not read here */
+        const char *v1 = good_value(o, 0), *v2 = good_value(o, 1);
+        const char *name = o->name ? o->name : o->alias;
+        CHECK(v1 && v2 && strcmp(v1, v2) != 0, "row %d: no values to try", id);
+        if (!v1 || !v2) continue;
+        /* Both names set, differing: ours wins and the alias is said (but
+         * for a path whose alias names a file beside it: differs by nature). */
+        if (o->name && o->alias) {
+            load(&c, (const char *[]){o->name, v1, o->alias, v2, NULL});
+            snprintf(want, sizeof want, "%s=\"%s\" differs from %s=\"%s\"; using %s", o->alias, v2,
+                     o->name, v1, o->name);
+            CHECK(said(want) == !o->alias_suffix, "%s: \"%s\" in: %s", name, want, msgs);
+        }
+        /* A bad value: an error naming the variable and the value. */
+        load(&c, (const char *[]){name, "bad!", NULL});
+        snprintf(want, sizeof want, "%s=\"bad!\" is not ", name);
+        CHECK(o->kind == CC_KIND_PATH || (c.errors >= 1 && said(want)), "%s bad: %d %s", name,
+              c.errors, msgs);
+        if (!o->per_device) continue;
+        for (int alias = 0; alias < 2; alias++) {
+            cc_opt_name(o, alias, 15, n, sizeof n);
+            cc_opt_name(o, alias, 16, a, sizeof a);
+            load(&c, (const char *[]){n, "bad!", NULL});
+            CHECK(c.errors >= 1 && said("running device 15 with no cap from it"), "%s: %s", n, msgs);
+            load(&c, (const char *[]){a, v1, NULL});
+            snprintf(want, sizeof want, "%s=\"%s\": \"16\" is not a device index 0..15", a, v1);
+            CHECK(c.errors == 1 && lines() == 1 && said(want), "%s: %d %s", a, c.errors, msgs);
+        }
+    }
+    /* The table's per-device rows are the ones the doc says (and no more). */
+    int per = 0;
+    for (int id = 0; id < CC_OPT_COUNT; id++) per += cc_options[id].per_device;
+    CHECK(per == 3, "%d per-device rows", per);
+}
+
 int main(void)
 {
+    table_rows();
     soft_limits();
     switches();
     sizes();

@@ -1,5 +1,6 @@
 /* cudacap configuration: what the control plane sets in the environment,
- * parsed once per process. See docs/configuration.md for the table. */
+ * parsed once per process. The variables are the rows of src/cap/options.c
+ * (docs/configuration.md's table is printed from it). */
 #ifndef CUDACAP_CONFIG_H
 #define CUDACAP_CONFIG_H
 

@@ -1,5 +1,7 @@
-/* Environment parsing (docs/configuration.md). Every CUDACAP_* name has a HAMi/Volcano
- * equivalent that the device plugins set; when both are set the CUDACAP_* one
+/* Environment parsing (docs/configuration.md), from the options table
+ * (cap/options.h): names, aliases, per-device forms, kinds and defaults come
+ * from its rows; this file parses values and says what is wrong with them. When a
+ * CUDACAP_* name and its HAMi/Volcano alias are both set the CUDACAP_* one
  * wins. A value that does not parse leaves that cap absent and says so. */
 #include "cudacap/config.h"
 
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cap/options.h"
 #include "common/log.h"
 
 int cc_parse_size(const char *s, uint64_t *out)
@@ -100,98 +103,141 @@ int cc_parse_percent(const char *s, uint32_t *out)
     return 0;
 }
 
-/* The first of the names that is set (non-empty) wins; conflicting values of a
- * later name are reported. Returns the value or NULL, and its name. */
-static const char *first_set(const char *(*get)(const char *), const char *const *names,
-                             const char **which)
-{
-    const char *val = NULL;
-    for (; *names; names++) {
-        const char *v = get(*names);
-        if (!v || !*v) continue;
-        if (!val) {
-            val = v;
-            *which = *names;
-        } else if (strcmp(v, val) != 0) {
-            cc_warn("%s=\"%s\" differs from %s=\"%s\"; using %s", *names, v, *which, val, *which);
-        }
-    }
-    return val;
-}
+/* ---- One option's value, as its kind (cap/options.h) ---------------------- */
 
 #define SIZE_WHAT "a size (examples: 4g, 4Gi, 4096m, 1048576k, 4294967296)"
+#define BOOL_WHAT "a switch (1/0, true/false, yes/no, on/off)"
 
-static int parse_size_u64(const char *s, uint64_t *out) { return cc_parse_size(s, out); }
-
-static int parse_percent_u64(const char *s, uint64_t *out)
+int cc_opt_parse(const cc_option_t *o, const char *s, uint64_t *out)
 {
     uint32_t p;
-    if (cc_parse_percent(s, &p) != 0) return -1;
-    *out = p;
+    int b;
+    switch (o->kind) {
+    case CC_KIND_SIZE: return cc_parse_size(s, out);
+    case CC_KIND_PERCENT:
+        if (cc_parse_percent(s, &p) != 0) return -1;
+        return *out = p, 0;
+    case CC_KIND_SWITCH:
+        if (cc_parse_bool(s, &b) != 0) return -1;
+        return *out = (uint64_t)b, 0;
+    case CC_KIND_ENUM:
+        for (const cc_opt_choice_t *c = o->choices; c->word; c++)
+            if (word_is(s, c->word)) return *out = (uint64_t)c->value, 0;
+        return -1;
+    case CC_KIND_LEVEL: {
+        /* strtol's syntax (blanks before, a sign), as the level always had. */
+        char *end;
+        long l = strtol(s, &end, 10);
+        if (*end || l < CC_LOG_ERROR || l > CC_LOG_DEBUG) return -1;
+        return *out = (uint64_t)l, 0;
+    }
+    case CC_KIND_PATH:
+    case CC_KIND_IGNORED: break; /* any text */
+    }
     return 0;
 }
 
-/* What a value that did not parse is; the message ends with what the
- * process does instead (tail). */
-static void report(const char *name, const char *v, int rc, const char *what, const char *tail,
-                   int *errors)
+/* What o's values are, for "is not WHAT" (buf: room for an enum's words). */
+static const char *kind_what(const cc_option_t *o, char *buf, size_t size)
 {
+    switch (o->kind) {
+    case CC_KIND_SIZE: return SIZE_WHAT;
+    case CC_KIND_PERCENT: return "a percentage 0..100";
+    case CC_KIND_SWITCH: return BOOL_WHAT;
+    case CC_KIND_LEVEL: return "a log level 0..4";
+    case CC_KIND_ENUM: {
+        size_t n = (size_t)snprintf(buf, size, "one of");
+        for (const cc_opt_choice_t *c = o->choices; c->word && n < size; c++)
+            n += (size_t)snprintf(buf + n, size - n, "%s %s", c == o->choices ? "" : ",", c->word);
+        return buf;
+    }
+    case CC_KIND_PATH:
+    case CC_KIND_IGNORED: break;
+    }
+    return "a value";
+}
+
+void cc_opt_report(const cc_option_t *o, const char *name, const char *v, int rc, const char *tail)
+{
+    char what[128];
     if (rc == CC_SIZE_TOO_LARGE)
         cc_error("%s=\"%s\" is larger than the largest size, %llu bytes (16 EiB - 1); %s", name, v,
                  (unsigned long long)UINT64_MAX, tail);
     else if (rc == CC_SIZE_BELOW_BYTE)
         cc_error("%s=\"%s\" is not 0 but less than one byte; %s", name, v, tail);
     else
-        cc_error("%s=\"%s\" is not %s; %s", name, v, what, tail);
-    (*errors)++;
+        cc_error("%s=\"%s\" is not %s; %s", name, v, kind_what(o, what, sizeof what), tail);
 }
 
-/* One cap family: NAME and NAME_<i>, each under its cudacap and its HAMi name.
- * The per-device value overrides the all-device one. */
-struct cap_family {
-    const char *ours, *hami; /* base names */
-    int (*parse)(const char *, uint64_t *);
-    const char *what; /* for messages */
-};
+/* ---- The configuration, row by row ---------------------------------------- */
 
-/* src (may be NULL): per device, the name the value came from ("" none). */
-static void load_family(const struct cap_family *f, const char *(*get)(const char *),
-                        uint64_t out[CC_MAX_DEVICES], int *errors, char (*src)[64])
+typedef const char *(*env_fn)(const char *);
+
+/* A value that did not parse: said, and counted. */
+static void bad(cc_config_t *cfg, const cc_option_t *o, const cc_opt_value_t *v, int rc,
+                const char *tail)
 {
-    const char *all_names[] = {f->ours, f->hami, NULL};
-    const char *which = NULL;
-    uint64_t all = 0;
-    const char *v = first_set(get, all_names, &which);
+    cc_opt_report(o, v->name, v->value, rc, tail);
+    cfg->errors++;
+}
+
+/* A one-value option: its value, or its default when unset or bad (a bad
+ * one said, ending with the row's .bad). */
+static uint64_t load_one(cc_config_t *cfg, int id, env_fn get)
+{
+    const cc_option_t *o = &cc_options[id];
+    cc_opt_value_t v;
+    uint64_t out;
     int rc;
-    if (v && (rc = f->parse(v, &all)) != 0) {
-        report(which, v, rc, f->what, "running with no cap from it", errors);
-        all = 0;
-        which = NULL;
+    cc_opt_get(o, -1, get, &v);
+    if (!v.value) return o->def;
+    cc_opt_say_shadowed(&v);
+    if ((rc = cc_opt_parse(o, v.value, &out)) == 0) return out;
+    bad(cfg, o, &v, rc, o->bad);
+    return o->def;
+}
+
+/* A per-device cap: NAME and NAME_<i>, each under its CUDACAP_* name and its
+ * alias. The per-device value overrides the all-devices one. src (may be
+ * NULL): per device, the name the value came from ("" none). */
+static void load_family(cc_config_t *cfg, int id, env_fn get, uint64_t out[CC_MAX_DEVICES],
+                        char (*src)[64])
+{
+    const cc_option_t *o = &cc_options[id];
+    cc_opt_value_t all, one;
+    const char *which = NULL;
+    uint64_t allv = 0, v;
+    int rc;
+    cc_opt_get(o, -1, get, &all);
+    cc_opt_say_shadowed(&all);
+    if (all.value) {
+        which = all.name;
+        if ((rc = cc_opt_parse(o, all.value, &allv)) != 0) {
+            bad(cfg, o, &all, rc, "running with no cap from it");
+            allv = 0;
+            which = NULL;
+        }
     }
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
-        char a[64], b[64], tail[64];
-        snprintf(a, sizeof a, "%s_%d", f->ours, i);
-        snprintf(b, sizeof b, "%s_%d", f->hami, i);
-        const char *names[] = {a, b, NULL};
-        const char *w = NULL;
-        const char *dv = first_set(get, names, &w);
-        uint64_t one;
-        out[i] = all;
-        if (src) snprintf(src[i], sizeof src[i], "%s", which && all ? which : "");
-        if (!dv) continue;
-        if ((rc = f->parse(dv, &one)) != 0) {
+        char tail[64];
+        out[i] = allv;
+        if (src) snprintf(src[i], sizeof src[i], "%s", which && allv ? which : "");
+        cc_opt_get(o, i, get, &one);
+        cc_opt_say_shadowed(&one);
+        if (!one.value) continue;
+        if ((rc = cc_opt_parse(o, one.value, &v)) != 0) {
             snprintf(tail, sizeof tail, "running device %d with no cap from it", i);
-            report(w, dv, rc, f->what, tail, errors);
+            bad(cfg, o, &one, rc, tail);
             out[i] = 0; /* absent, not the all-device value the operator overrode */
             if (src) src[i][0] = 0;
             continue;
         }
-        out[i] = one;
-        if (src) snprintf(src[i], sizeof src[i], "%s", one ? w : "");
+        out[i] = v;
+        if (src) snprintf(src[i], sizeof src[i], "%s", v ? one.name : "");
     }
 }
 
-/* The loops above read NAME_0 .. NAME_15 only, so NAME_16, NAME_99, NAME_00
+/* load_family reads NAME_0 .. NAME_15 only, so NAME_16, NAME_99, NAME_00
  * or NAME_-1 would be ignored without a word: find them in the environment. */
 static int index_ok(const char *ix, size_t len)
 {
@@ -204,33 +250,33 @@ static int index_ok(const char *ix, size_t len)
     return v < CC_MAX_DEVICES;
 }
 
-static void check_indices(cc_config_t *cfg, char *const *envp)
+/* e: "NAME=value" (eq at its '=', a value after it). */
+static void check_index(cc_config_t *cfg, const char *e, const char *eq)
 {
-    static const char *const bases[] = {"CUDACAP_MEM_LIMIT_", "CUDA_DEVICE_MEMORY_LIMIT_",
-                                        "CUDACAP_SM_LIMIT_", "CUDA_DEVICE_SM_LIMIT_",
-                                        "CUDACAP_SM_SOFT_LIMIT_", "CUDA_CORE_SOFT_LIMIT_"};
-    for (; envp && *envp; envp++) {
-        const char *e = *envp, *eq = strchr(e, '=');
-        if (!eq || !eq[1]) continue; /* no value: unset, as for every name */
-        for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++) {
-            size_t n = strlen(bases[b]);
-            if (strncmp(e, bases[b], n) != 0) continue;
-            if (index_ok(e + n, (size_t)(eq - e - (ptrdiff_t)n))) break;
+    for (int id = 0; id < CC_OPT_COUNT; id++) {
+        for (int alias = 0; alias < 2 && cc_options[id].per_device; alias++) {
+            char base[64];
+            if (!cc_opt_name(&cc_options[id], alias, -1, base, sizeof base)) continue;
+            size_t n = strlen(base);
+            if (strncmp(e, base, n) != 0 || e[n] != '_') continue;
+            n++;
+            if (index_ok(e + n, (size_t)(eq - e - (ptrdiff_t)n))) return;
             cc_error("%.*s=\"%s\": \"%.*s\" is not a device index 0..%d (the device as this "
                      "process sees it, after CUDA_VISIBLE_DEVICES); ignored",
                      (int)(eq - e), e, eq + 1, (int)(eq - e - (ptrdiff_t)n), e + n,
                      CC_MAX_DEVICES - 1);
             cfg->errors++;
-            break;
+            return;
         }
     }
 }
 
-static void load_mem(cc_config_t *cfg, const char *(*get)(const char *))
+static void check_indices(cc_config_t *cfg, char *const *envp)
 {
-    static const struct cap_family mem = {"CUDACAP_MEM_LIMIT", "CUDA_DEVICE_MEMORY_LIMIT",
-                                          parse_size_u64, SIZE_WHAT};
-    load_family(&mem, get, cfg->mem_limit, &cfg->errors, NULL);
+    for (; envp && *envp; envp++) {
+        const char *eq = strchr(*envp, '=');
+        if (eq && eq[1]) check_index(cfg, *envp, eq); /* no value: unset, as for every name */
+    }
 }
 
 /* The elastic limit beside the hard one (docs/compute.md, "Elastic caps"):
@@ -241,6 +287,7 @@ static void load_mem(cc_config_t *cfg, const char *(*get)(const char *))
 static void load_soft(cc_config_t *cfg, const uint64_t *hard, const uint64_t *soft,
                       char (*hsrc)[64], char (*ssrc)[64])
 {
+    const cc_option_t *h = &cc_options[CC_OPT_SM_LIMIT];
     char said[160] = "";
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
         char key[160];
@@ -252,10 +299,9 @@ static void load_soft(cc_config_t *cfg, const uint64_t *hard, const uint64_t *so
         if (!hard[i] || hard[i] >= 100) {
             if (soft[i] >= 100 && hard[i] >= 100) continue; /* 100/100: no cap, nothing lost */
             if (!again)
-                cc_error("%s=%llu without a hard SM cap (CUDACAP_SM_LIMIT or "
-                         "CUDA_DEVICE_SM_LIMIT, 1..99) on device %d%s: an elastic limit needs a "
-                         "guaranteed share beside it; no compute cap from it",
-                         ssrc[i], (unsigned long long)soft[i], i,
+                cc_error("%s=%llu without a hard SM cap (%s or %s, 1..99) on device %d%s: an "
+                         "elastic limit needs a guaranteed share beside it; no compute cap from it",
+                         ssrc[i], (unsigned long long)soft[i], h->name, h->alias, i,
                          hard[i] >= 100 ? " (the hard one is 100: no cap)" : "");
             cfg->errors += !again;
             continue;
@@ -272,57 +318,38 @@ static void load_soft(cc_config_t *cfg, const uint64_t *hard, const uint64_t *so
     }
 }
 
-static void load_sm(cc_config_t *cfg, const char *(*get)(const char *))
+static void load_sm(cc_config_t *cfg, env_fn get)
 {
-    static const struct cap_family sm = {"CUDACAP_SM_LIMIT", "CUDA_DEVICE_SM_LIMIT",
-                                         parse_percent_u64, "a percentage 0..100"};
-    static const struct cap_family soft = {"CUDACAP_SM_SOFT_LIMIT", "CUDA_CORE_SOFT_LIMIT",
-                                           parse_percent_u64, "a percentage 0..100"};
     uint64_t v[CC_MAX_DEVICES], sv[CC_MAX_DEVICES];
     char hsrc[CC_MAX_DEVICES][64], ssrc[CC_MAX_DEVICES][64];
-    load_family(&sm, get, v, &cfg->errors, hsrc);
-    load_family(&soft, get, sv, &cfg->errors, ssrc);
-    /* HAMi's policy switch (default, force, disable; HAMi-core compares
-     * lowercase and uppercase spellings). cudacap always enforces a set cap,
-     * so "default" and "force" are the same here; only "disable" turns
-     * compute capping off. */
-    const char *pol = get("GPU_CORE_UTILIZATION_POLICY");
-    int off = 0;
-    if (pol && *pol) {
-        if (word_is(pol, "disable")) off = 1;
-        else if (!word_is(pol, "default") && !word_is(pol, "force")) {
-            cc_error("GPU_CORE_UTILIZATION_POLICY=\"%s\" is not one of default, force, disable; "
-                     "using default (the SM cap applies)", pol);
-            cfg->errors++;
-        }
-    }
+    load_family(cfg, CC_OPT_SM_LIMIT, get, v, hsrc);
+    load_family(cfg, CC_OPT_SM_SOFT_LIMIT, get, sv, ssrc);
+    /* HAMi's policy switch: 1 = "disable" turns compute capping off. */
+    int off = load_one(cfg, CC_OPT_CORE_POLICY, get) != 0;
     for (int i = 0; i < CC_MAX_DEVICES; i++)
         cfg->sm_limit[i] = (off || v[i] >= 100) ? 0 : (uint32_t)v[i];
     if (!off) load_soft(cfg, v, sv, hsrc, ssrc);
 }
 
-static void load_state_dir(cc_config_t *cfg, const char *(*get)(const char *))
+static void load_state_dir(cc_config_t *cfg, env_fn get)
 {
-    const char *d = get("CUDACAP_STATE_DIR");
-    const char *cache = get("CUDA_DEVICE_MEMORY_SHARED_CACHE");
-    const char *name, *val, *suffix;
-    if (d && *d) {
-        name = "CUDACAP_STATE_DIR", val = d, suffix = "";
-    } else if (cache && *cache) {
-        /* HAMi/Volcano name one cache FILE per container (a random UUID in its
-         * name); our per-container folder is that path plus ".d". */
-        name = "CUDA_DEVICE_MEMORY_SHARED_CACHE", val = cache, suffix = ".d";
-    } else {
-        snprintf(cfg->state_dir, sizeof cfg->state_dir, "/tmp/cudacap");
+    const cc_option_t *o = &cc_options[CC_OPT_STATE_DIR];
+    cc_opt_value_t d;
+    /* Not cc_opt_say_shadowed: the alias names a file beside the folder, so
+     * the two values differ by nature. */
+    cc_opt_get(o, -1, get, &d);
+    if (!d.value) {
+        snprintf(cfg->state_dir, sizeof cfg->state_dir, "%s", o->def_path);
         return;
     }
+    const char *val = d.value, *suffix = d.from_alias && o->alias_suffix ? o->alias_suffix : "";
     size_t n = strlen(val) + strlen(suffix);
     if (n >= sizeof cfg->state_dir) {
         /* Not the default folder: that may be another container's. No
          * shared state at all (""): every cap is kept by this process. */
         cc_error("%s=\"%.40s...\" (%zu bytes) makes a state folder path longer than %d bytes; "
                  "this process keeps its caps on its own, not shared with the container's "
-                 "other processes", name, val, strlen(val), CC_PATH_MAX - 1);
+                 "other processes", d.name, val, strlen(val), CC_PATH_MAX - 1);
         cfg->errors++;
         cfg->state_dir[0] = 0;
         return;
@@ -331,50 +358,18 @@ static void load_state_dir(cc_config_t *cfg, const char *(*get)(const char *))
     memcpy(cfg->state_dir + strlen(val), suffix, strlen(suffix) + 1); /* n fits: checked */
 }
 
-static void load_controller(cc_config_t *cfg, const char *(*get)(const char *))
-{
-    const char *c = get("CUDACAP_CONTROLLER");
-    cfg->controller = CC_CTRL_AUTO;
-    if (!c || !*c || word_is(c, "auto")) return;
-    if (word_is(c, "delta")) cfg->controller = CC_CTRL_DELTA;
-    else if (word_is(c, "aimd")) cfg->controller = CC_CTRL_AIMD;
-    else {
-        cc_error("CUDACAP_CONTROLLER=\"%s\" is not one of delta, aimd, auto; using auto", c);
-        cfg->errors++;
-    }
-}
-
-#define BOOL_WHAT "a switch (1/0, true/false, yes/no, on/off)"
-
-static void load_switches(cc_config_t *cfg, const char *(*get)(const char *))
-{
-    const char *sb = get("CUDACAP_SHARED_BUCKET");
-    cfg->shared_bucket = 1;
-    if (sb && *sb && cc_parse_bool(sb, &cfg->shared_bucket) != 0) {
-        report("CUDACAP_SHARED_BUCKET", sb, -1, BOOL_WHAT, "using the shared bucket", &cfg->errors);
-        cfg->shared_bucket = 1;
-    }
-    const char *cnt = get("CUDACAP_COUNT_CALLS");
-    cfg->count_calls = 0;
-    if (cnt && *cnt && cc_parse_bool(cnt, &cfg->count_calls) != 0) {
-        report("CUDACAP_COUNT_CALLS", cnt, -1, BOOL_WHAT, "not counting calls", &cfg->errors);
-        cfg->count_calls = 0;
-    }
-    const char *oh = get("CUDACAP_CTX_OVERHEAD");
-    int rc;
-    if (oh && *oh && (rc = cc_parse_size(oh, &cfg->ctx_overhead)) != 0) {
-        report("CUDACAP_CTX_OVERHEAD", oh, rc, SIZE_WHAT, "using 0", &cfg->errors);
-        cfg->ctx_overhead = 0;
-    }
-}
-
+/* The rows of cap/options.h but the log level (common/log.c reads it before
+ * this runs, so that these messages already follow it) and the ignored HAMi
+ * names (hook/init.c warns about them), in the table's order. */
 void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *), char *const *envp)
 {
     memset(cfg, 0, sizeof *cfg);
-    load_mem(cfg, get);
+    load_family(cfg, CC_OPT_MEM_LIMIT, get, cfg->mem_limit, NULL);
     load_sm(cfg, get);
     check_indices(cfg, envp);
     load_state_dir(cfg, get);
-    load_controller(cfg, get);
-    load_switches(cfg, get);
+    cfg->controller = (cc_controller_t)load_one(cfg, CC_OPT_CONTROLLER, get);
+    cfg->shared_bucket = (int)load_one(cfg, CC_OPT_SHARED_BUCKET, get);
+    cfg->count_calls = (int)load_one(cfg, CC_OPT_COUNT_CALLS, get);
+    cfg->ctx_overhead = load_one(cfg, CC_OPT_CTX_OVERHEAD, get);
 }

@@ -6,29 +6,33 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Default 1: errors and warnings. Before cc_log_init runs (a failure very
- * early in loading) errors and warnings still print. */
+#include "cap/options.h"
+
+/* Default 1: errors and warnings (the options table's default for the
+ * level). Before cc_log_init runs (a failure very early in loading) errors
+ * and warnings still print. */
 int cc_log_level = CC_LOG_WARN;
 
+static const char *env_get(const char *name) { return getenv(name); }
+
+/* The level is a row of the options table (cap/options.h), read here rather
+ * than with the others in cap/config.c: it runs first, so that the
+ * configuration's own messages already follow it. */
 void cc_log_init(void)
 {
-    const char *ours = getenv("CUDACAP_LOG_LEVEL"), *hami = getenv("LIBCUDA_LOG_LEVEL");
-    int have_ours = ours && *ours, have_hami = hami && *hami;
-    if (!have_ours && !have_hami) return;
-    const char *name = have_ours ? "CUDACAP_LOG_LEVEL" : "LIBCUDA_LOG_LEVEL";
-    const char *v = have_ours ? ours : hami;
-    char *end;
-    long l = strtol(v, &end, 10);
-    if (*end || l < 0 || l > 4) {
-        cc_log_write(CC_LOG_ERROR, "%s=\"%s\" is not a log level 0..4; using %d", name, v,
-                     cc_log_level);
+    const cc_option_t *o = &cc_options[CC_OPT_LOG_LEVEL];
+    cc_opt_value_t v;
+    uint64_t l;
+    cc_opt_get(o, -1, env_get, &v);
+    if (!v.value) return;
+    if (cc_opt_parse(o, v.value, &l) != 0) {
+        cc_opt_report(o, v.name, v.value, -1, o->bad);
         return;
     }
     cc_log_level = (int)l;
-    /* As for every other name: ours wins, a differing HAMi value is said. */
-    if (have_ours && have_hami && strcmp(ours, hami) != 0)
-        cc_warn("LIBCUDA_LOG_LEVEL=\"%s\" differs from CUDACAP_LOG_LEVEL=\"%s\"; using "
-                "CUDACAP_LOG_LEVEL", hami, ours);
+    /* As for every other name: ours wins, a differing HAMi value is said
+     * (at the new level). */
+    cc_opt_say_shadowed(&v);
 }
 
 void cc_log_write(int level, const char *fmt, ...)

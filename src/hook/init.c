@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cap/options.h"
 #include "common/log.h"
 #include "cudacap/config.h"
 #include "hook.h"
@@ -30,18 +31,27 @@ static void child_after_fork(void)
     cc_fork_child_run();
 }
 
-/* HAMi's device plugin sets these for HAMi-core; cudacap has no equivalent
- * (docs/kubernetes.md, "HAMi coexistence"): said once per process, never
- * silently a different behaviour. */
+/* HAMi's device plugin sets names for HAMi-core that cudacap has no
+ * equivalent of (the table's CC_KIND_IGNORED rows; docs/kubernetes.md, "HAMi
+ * coexistence"): said once per process, never silently a different
+ * behaviour. */
+static int quiet_value(const cc_option_t *o, const char *v)
+{
+    for (const char *const *q = o->quiet; q && *q; q++)
+        if (strcmp(v, *q) == 0) return 1;
+    return 0;
+}
+
 static void warn_hami_ignored(void)
 {
-    const char *p = getenv("CUDA_TASK_PRIORITY"), *o = getenv("CUDA_OVERSUBSCRIBE");
-    if (p && *p)
-        cc_warn("CUDA_TASK_PRIORITY=\"%s\" is ignored: cudacap has no task priorities (each container gets "
-                "its SM cap)", p);
-    if (o && *o && strcmp(o, "false") != 0 && strcmp(o, "0") != 0)
-        cc_warn("CUDA_OVERSUBSCRIBE=\"%s\" is ignored: cudacap does not oversubscribe device memory "
-                "(the memory cap is hard; allocations past it fail)", o);
+    for (int id = 0; id < CC_OPT_COUNT; id++) {
+        const cc_option_t *o = &cc_options[id];
+        cc_opt_value_t v;
+        if (o->kind != CC_KIND_IGNORED) continue;
+        cc_opt_get(o, -1, env_get, &v);
+        if (v.value && !quiet_value(o, v.value))
+            cc_warn("%s=\"%s\" is ignored: %s", v.name, v.value, o->bad);
+    }
 }
 
 static void process_init_once(void)

@@ -1,0 +1,137 @@
+/* The options table (options.h): every variable cudacap reads, with its
+ * HAMi/Volcano name, kind, default and the line docs/configuration.md gives
+ * it. That table is printed from this one (scripts/gen_config_doc.sh; the
+ * test docs.configuration fails when they differ): change a row here, then
+ * regenerate the doc. */
+#include "cap/options.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "cudacap/config.h"
+
+/* HAMi/Volcano name one cache FILE per container (a random UUID in its
+ * name); our per-container folder is that path plus this. */
+#define CACHE_DIR_SUFFIX ".d"
+
+static const cc_opt_choice_t controllers[] = {
+    {"delta", CC_CTRL_DELTA}, {"aimd", CC_CTRL_AIMD}, {"auto", CC_CTRL_AUTO}, {NULL, 0}};
+/* HAMi-core's policy switch. cudacap always enforces a set cap, so default
+ * and force are the same here; only disable turns compute capping off. */
+static const cc_opt_choice_t policies[] = {
+    {"default", 0}, {"force", 0}, {"disable", 1}, {NULL, 0}};
+static const char *const oversubscribe_off[] = {"false", "0", NULL};
+
+#define HAMI_IGNORED "set by HAMi's device plugin for HAMi-core; **ignored** by cudacap "
+
+const cc_option_t cc_options[CC_OPT_COUNT] = {
+    [CC_OPT_MEM_LIMIT] = {
+        .name = "CUDACAP_MEM_LIMIT", .alias = "CUDA_DEVICE_MEMORY_LIMIT",
+        .kind = CC_KIND_SIZE, .per_device = 1,
+        .doc = "memory cap for every device",
+        .doc_dev = "memory cap for device `i` (overrides the above)"},
+    [CC_OPT_SM_LIMIT] = {
+        .name = "CUDACAP_SM_LIMIT", .alias = "CUDA_DEVICE_SM_LIMIT",
+        .kind = CC_KIND_PERCENT, .per_device = 1,
+        .doc = "SM utilization cap, every device",
+        .doc_dev = "SM utilization cap for device `i` (overrides the above)"},
+    [CC_OPT_SM_SOFT_LIMIT] = {
+        .name = "CUDACAP_SM_SOFT_LIMIT", .alias = "CUDA_CORE_SOFT_LIMIT",
+        .alias_note = "(the seed's)",
+        .kind = CC_KIND_PERCENT, .per_device = 1,
+        .doc = "elastic limit, every device: at least the SM cap (which stays guaranteed); "
+               "idle time is borrowed up to it (docs/compute.md, \"Elastic caps\"); below the "
+               "SM cap or without one: an error, the hard cap alone",
+        .doc_dev = "elastic limit for device `i` (overrides the above)"},
+    [CC_OPT_STATE_DIR] = {
+        .name = "CUDACAP_STATE_DIR", .alias = "CUDA_DEVICE_MEMORY_SHARED_CACHE",
+        .alias_note = "(a file path; the folder is that path + `" CACHE_DIR_SUFFIX "`)",
+        .alias_suffix = CACHE_DIR_SUFFIX,
+        .kind = CC_KIND_PATH, .def_path = "/tmp/cudacap",
+        .doc = "the container's shared state folder (at most 511 bytes; created with its "
+               "missing parents)"},
+    [CC_OPT_CONTROLLER] = {
+        .name = "CUDACAP_CONTROLLER",
+        .kind = CC_KIND_ENUM, .choices = controllers, .def = CC_CTRL_AUTO,
+        .bad = "using auto",
+        .doc = "the compute cap's control law (docs/compute.md)"},
+    [CC_OPT_LOG_LEVEL] = {
+        .name = "CUDACAP_LOG_LEVEL", .alias = "LIBCUDA_LOG_LEVEL",
+        .kind = CC_KIND_LEVEL, .def = CC_LOG_WARN,
+        .bad = "using 1",
+        .doc = "what is said on stderr: 0 errors, 1 warnings, 2 info, 3 verbose, 4 debug"},
+    [CC_OPT_COUNT_CALLS] = {
+        .name = "CUDACAP_COUNT_CALLS",
+        .kind = CC_KIND_SWITCH, .def = 0,
+        .bad = "not counting calls",
+        .doc = "on: count calls through each wrapper, print the counts at exit"},
+    [CC_OPT_SHARED_BUCKET] = {
+        .name = "CUDACAP_SHARED_BUCKET",
+        .kind = CC_KIND_SWITCH, .def = 1, .def_note = "(shared)",
+        .bad = "using the shared bucket",
+        .doc = "off: every process gets its own compute bucket (a baseline for comparisons; "
+               "the container's processes then pass the cap together)"},
+    [CC_OPT_CTX_OVERHEAD] = {
+        .name = "CUDACAP_CTX_OVERHEAD",
+        .kind = CC_KIND_SIZE, .def = 0,
+        .def_note = "(measured from NVML; for the check 512 MiB, at most a quarter of the cap)",
+        .bad = "using 0",
+        .doc = "context and library memory to charge per process and device when NVML cannot "
+               "measure it, and the size a new context is checked against before the "
+               "container has measured one"},
+    [CC_OPT_CORE_POLICY] = {
+        .alias = "GPU_CORE_UTILIZATION_POLICY",
+        .kind = CC_KIND_ENUM, .choices = policies, .def = 0,
+        .bad = "using default (the SM cap applies)",
+        .doc = "`disable` turns the compute cap off; `default` and `force` both leave it on "
+               "(cudacap always enforces a set cap, where HAMi's `default` lets its monitor "
+               "switch it)"},
+    [CC_OPT_TASK_PRIORITY] = {
+        .alias = "CUDA_TASK_PRIORITY",
+        .kind = CC_KIND_IGNORED,
+        .bad = "cudacap has no task priorities (each container gets its SM cap)",
+        .doc = HAMI_IGNORED "(no task priorities), with one warning per process when set"},
+    [CC_OPT_OVERSUBSCRIBE] = {
+        .alias = "CUDA_OVERSUBSCRIBE",
+        .kind = CC_KIND_IGNORED, .quiet = oversubscribe_off,
+        .bad = "cudacap does not oversubscribe device memory (the memory cap is hard; "
+               "allocations past it fail)",
+        .doc = HAMI_IGNORED "(memory is never oversubscribed, the cap is hard), with one "
+               "warning per process when set (`false`/`0`: none)"},
+};
+
+const char *cc_opt_name(const cc_option_t *o, int alias, int dev, char *buf, unsigned size)
+{
+    const char *base = alias ? o->alias : o->name;
+    if (!base) return NULL;
+    if (dev < 0) snprintf(buf, size, "%s", base);
+    else snprintf(buf, size, "%s_%d", base, dev);
+    return buf;
+}
+
+void cc_opt_get(const cc_option_t *o, int dev, const char *(*get)(const char *), cc_opt_value_t *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int alias = 0; alias < 2; alias++) {
+        char name[sizeof out->name];
+        if (!cc_opt_name(o, alias, dev, name, sizeof name)) continue;
+        const char *v = get(name);
+        if (!v || !*v) continue;
+        if (!out->value) {
+            out->value = v;
+            out->from_alias = alias;
+            memcpy(out->name, name, sizeof name);
+        } else if (strcmp(v, out->value) != 0) {
+            out->shadowed = v;
+            memcpy(out->shadowed_name, name, sizeof name);
+        }
+    }
+}
+
+void cc_opt_say_shadowed(const cc_opt_value_t *v)
+{
+    if (v->shadowed)
+        cc_warn("%s=\"%s\" differs from %s=\"%s\"; using %s", v->shadowed_name, v->shadowed,
+                v->name, v->value, v->name);
+}
