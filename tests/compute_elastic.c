@@ -25,8 +25,8 @@
  *             each at least 47. Control: CC_TEST_SEED_YIELD,
  *             the seed's 10-sample exclusivity debounce both ways (it
  *             yields a second late and takes the device back a second
- *             after each burst). ARG: seconds (20; 8 under sanitizers and
- *             for the control).
+ *             after each burst). ARG: seconds (20; 8 under sanitizers,
+ *             16 for the control).
  * Windows in which the machine did not run the test (2 % of the time lost
  * in the parent's late wake-ups: other suites on 2 cores) are not counted; at least half of
  * them must count (wait_watching).
