@@ -12,7 +12,22 @@
 #include "hook/hostpid.h"
 #include "hook/process.h"
 
-static cc_port_t real;
+static int real_nvml_open(void);
+static nvmlReturn_t real_proc_util(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
+                                   unsigned long long);
+static int real_device_info(int, char[CC_PORT_UUID_LEN], nvmlDevice_t *);
+
+/* The hook layer's services; the driver entries are filled at install. */
+static cc_port_t real = {
+    .nvml_open = real_nvml_open,
+    .nvml_process_utilization = real_proc_util,
+    .device_current = cc_device_current,
+    .device_info = real_device_info,
+    .host_pid_known = cc_hostpid_known,
+    .host_pid_discover = cc_hostpid,
+    .host_pid_forget = cc_hostpid_fork_child,
+    .fork_child_register = cc_fork_child_register,
+};
 
 static nvmlReturn_t (*proc_util)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
                                  unsigned long long);
@@ -54,7 +69,6 @@ static int real_device_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice
 void cc_port_real_install(void)
 {
     const cc_port_t *d = &cc_port_default;
-    real = *d;
     CC_SYM(event_create, "cuEventCreate", d->event_create);
     CC_SYM(event_record, "cuEventRecord", d->event_record);
     CC_SYM(event_query, "cuEventQuery", d->event_query);
@@ -66,13 +80,5 @@ void cc_port_real_install(void)
     /* No _ptsz variant (an old driver): the legacy one, as before. */
     CC_SYM(event_record_ptsz, "cuEventRecord_ptsz", real.event_record);
     CC_SYM(stream_is_capturing_ptsz, "cuStreamIsCapturing_ptsz", real.stream_is_capturing);
-    real.nvml_open = real_nvml_open;
-    real.nvml_process_utilization = real_proc_util;
-    real.device_current = cc_device_current;
-    real.device_info = real_device_info;
-    real.host_pid_known = cc_hostpid_known;
-    real.host_pid_discover = cc_hostpid;
-    real.host_pid_forget = cc_hostpid_fork_child;
-    real.fork_child_register = cc_fork_child_register;
     cc_port_install(&real);
 }
