@@ -1,23 +1,9 @@
 /* Stream-capture bookkeeping for the compute cap (capture.h). */
 #include "cap/capture.h"
 
-#include <pthread.h>
-
-#include "hook/hook.h"
+#include "cap/port.h"
 
 int cc_captures_live;
-
-static __typeof__(&cuStreamIsCapturing) is_cap, is_cap_pt;
-static __typeof__(&cuThreadExchangeStreamCaptureMode) exchange;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void resolve(void)
-{
-    is_cap = cc_lib_sym(CC_LIB_CUDA, "cuStreamIsCapturing");
-    is_cap_pt = cc_lib_sym(CC_LIB_CUDA, "cuStreamIsCapturing_ptsz");
-    if (!is_cap_pt) is_cap_pt = is_cap;
-    exchange = cc_lib_sym(CC_LIB_CUDA, "cuThreadExchangeStreamCaptureMode");
-}
 
 void cc_capture_begun(void)
 {
@@ -41,26 +27,25 @@ void cc_capture_ended(CUresult r, CUstream s, int ptsz)
 
 int cc_capture_stream_busy(CUstream s, int ptsz)
 {
-    pthread_once(&once, resolve);
-    __typeof__(&cuStreamIsCapturing) f = ptsz ? is_cap_pt : is_cap;
-    if (!f) return 1; /* cannot tell */
+    /* One load (the port) and the indirect call the cached pointer cost. */
+    const cc_port_t *port = cc_port();
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    if (f(s, &st) != CUDA_SUCCESS) return 1;
+    if ((ptsz ? port->stream_is_capturing_ptsz : port->stream_is_capturing)(s, &st) != CUDA_SUCCESS)
+        return 1; /* cannot tell (no such entry in the driver, or an error) */
     return st != CU_STREAM_CAPTURE_STATUS_NONE; /* active or invalidated: not ours to touch */
 }
 
 int cc_capture_relaxed_enter(CUstreamCaptureMode *saved)
 {
-    pthread_once(&once, resolve);
     *saved = CU_STREAM_CAPTURE_MODE_RELAXED;
-    if (!exchange || exchange(saved) != CUDA_SUCCESS) return -1;
+    if (cc_port()->exchange_capture_mode(saved) != CUDA_SUCCESS) return -1; /* pre-10.1 driver */
     return 0;
 }
 
 void cc_capture_relaxed_leave(const CUstreamCaptureMode *saved)
 {
     CUstreamCaptureMode m = *saved;
-    if (exchange) exchange(&m);
+    cc_port()->exchange_capture_mode(&m); /* after a successful enter only */
 }
 
 void cc_capture_fork_child(void)

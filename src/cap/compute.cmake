@@ -1,7 +1,8 @@
-# Compute cap sources (relative to src/). The pure pieces (bucket,
-# controller, election, sampling lock, region) are what multi-process tests
-# link from cudacap_core; gate/cost/watcher use the hook layer and are only
-# pulled into libcudacap.so.
+# Compute cap sources (relative to src/). All of them are in cudacap_core
+# too: gate/cost/capture/watcher reach the driver, NVML and the hook layer
+# only through the port (cap/port.h), so the archive links alone; the
+# multi-process tests pull the pure pieces (bucket, controller, election,
+# sampling lock, region).
 set(CC_COMPUTE_SOURCES
   cap/bucket.c
   cap/controller.c

@@ -20,7 +20,7 @@
 #include "cap/capture.h"
 #include "cap/compute.h"
 #include "common/log.h"
-#include "hook/hook.h"
+#include "cap/port.h"
 #include "common/clock.h"
 
 #define CC_COST_ENTRIES 1024
@@ -54,24 +54,10 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 int cc_cost_pending;
 static int64_t fallback_ns = -1; /* largest estimate seen: for shapes never timed */
 
-static __typeof__(&cuEventCreate) ev_create;
-static __typeof__(&cuEventRecord) ev_record;
-static __typeof__(&cuEventRecord) ev_record_pt;
-static __typeof__(&cuEventQuery) ev_query;
-static __typeof__(&cuEventElapsedTime) ev_elapsed;
-static __typeof__(&cuCtxGetCurrent) ctx_current;
-static pthread_once_t syms_once = PTHREAD_ONCE_INIT;
-
-static void resolve(void)
-{
-    ev_create = cc_lib_sym(CC_LIB_CUDA, "cuEventCreate");
-    ev_record = cc_lib_sym(CC_LIB_CUDA, "cuEventRecord");
-    ev_record_pt = cc_lib_sym(CC_LIB_CUDA, "cuEventRecord_ptsz");
-    ev_query = cc_lib_sym(CC_LIB_CUDA, "cuEventQuery");
-    ev_elapsed = cc_lib_sym(CC_LIB_CUDA, "cuEventElapsedTime");
-    ctx_current = cc_lib_sym(CC_LIB_CUDA, "cuCtxGetCurrent");
-    if (!ev_record_pt) ev_record_pt = ev_record;
-}
+/* The driver through the port (port.h): each call is one load of the port
+ * pointer and the one indirect call the pointers cached here before cost
+ * (the real port's entries are the driver's functions). A driver without
+ * an entry fails it (the default's), and so no timing: as a NULL did. */
 
 static uint64_t tag_of(void *key, uint64_t blocks)
 {
@@ -128,13 +114,12 @@ int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure)
 
 void *cc_cost_begin(CUstream s, int ptsz, int *probe)
 {
-    pthread_once(&syms_once, resolve);
-    if (!ev_create || !ev_record || !ev_query || !ev_elapsed || !ctx_current) return NULL;
+    const cc_port_t *port = cc_port();
     /* Asked whatever the capture count says: an event recorded into a
      * capture could never be queried again without invalidating it. */
     if (cc_capture_stream_busy(s, ptsz)) return NULL;
     CUcontext ctx = NULL;
-    if (ctx_current(&ctx) != CUDA_SUCCESS || !ctx) return NULL;
+    if (port->ctx_get_current(&ctx) != CUDA_SUCCESS || !ctx) return NULL;
     struct pair *p = NULL;
     pthread_mutex_lock(&mu);
     /* busy is atomic (acquire/release): a pair is freed outside mu, and
@@ -149,15 +134,16 @@ void *cc_cost_begin(CUstream s, int ptsz, int *probe)
     if (!p) return NULL;
     p->probe = probe;
     if (!p->a) {
-        if (ev_create(&p->a, CU_EVENT_DEFAULT) != CUDA_SUCCESS ||
-            ev_create(&p->b, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
-            p->a = p->b = NULL; /* leaks at most one event; keeps the slot reusable */
+        int made = port->event_create(&p->a, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+        if (!made || port->event_create(&p->b, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+            if (made) port->event_destroy(p->a);
+            p->a = p->b = NULL; /* keeps the slot reusable */
             __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
             return NULL;
         }
         p->ctx = ctx;
     }
-    if ((ptsz ? ev_record_pt : ev_record)(p->a, s) != CUDA_SUCCESS) {
+    if ((ptsz ? port->event_record_ptsz : port->event_record)(p->a, s) != CUDA_SUCCESS) {
         __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
         return NULL;
     }
@@ -203,7 +189,8 @@ void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int6
 {
     struct pair *p = m;
     if (!p) return;
-    if (!launched || (ptsz ? ev_record_pt : ev_record)(p->b, s) != CUDA_SUCCESS) {
+    const cc_port_t *port = cc_port();
+    if (!launched || (ptsz ? port->event_record_ptsz : port->event_record)(p->b, s) != CUDA_SUCCESS) {
         if (p->probe) __atomic_store_n(p->probe, 0, __ATOMIC_RELEASE);
         p->probe = NULL;
         __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
@@ -241,13 +228,14 @@ void cc_cost_poll(int max)
         return;
     }
 #endif
+    const cc_port_t *port = cc_port();
     int done = 0;
     for (int i = 0; i < CC_COST_PAIRS && (!max || done < max); i++) {
         struct pair *p = &pairs[i];
-        if (__atomic_load_n(&p->busy, __ATOMIC_RELAXED) != 2 || ev_query(p->b) != CUDA_SUCCESS)
+        if (__atomic_load_n(&p->busy, __ATOMIC_RELAXED) != 2 || port->event_query(p->b) != CUDA_SUCCESS)
             continue;
         float ms = 0;
-        CUresult r = ev_elapsed(&ms, p->a, p->b);
+        CUresult r = port->event_elapsed(&ms, p->a, p->b);
         __atomic_sub_fetch(&cc_cost_pending, 1, __ATOMIC_RELAXED);
         done++;
         if (r == CUDA_SUCCESS && ms >= 0)

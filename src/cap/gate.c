@@ -12,15 +12,14 @@
 
 #include "cap/bucket.h"
 #include "cap/capture.h"
+#include "cap/cfg.h"
 #include "cap/compute.h"
 #include "cap/compute_region.h"
 #include "cudacap/counters.h"
 #include "cap/controller.h"
 #include "cap/election.h"
+#include "cap/port.h"
 #include "common/log.h"
-#include "hook/devices.h"
-#include "hook/hostpid.h"
-#include "hook/process.h"
 #include "common/clock.h"
 
 int cc_compute_mode;
@@ -32,8 +31,11 @@ static int region_tried, shared_off;
 static int my_slot = -1; /* this process's slot in the process table */
 static int registered; /* this pid is in the region's process table */
 
-uint32_t cc_compute_host_pid(void) { return cc_hostpid_known(); }
+uint32_t cc_compute_host_pid(void) { return cc_port()->host_pid_known(); }
 
+/* The hook layer's discovery tells us here (compute.h): cap asks through the
+ * port, the hook tells through this cap-owned call; neither includes the
+ * other's headers upward. */
 void cc_compute_note_host_pid(uint32_t hp)
 {
     /* Seq-cst with register_proc's pair: either we see its slot, or it
@@ -48,12 +50,12 @@ struct cc_cdev *cc_compute_dev_at(int i) { return &cdevs[cdev_order[i]]; }
 static void register_proc(void)
 {
     if (registered || !region) return;
-    int s = cc_compute_register_proc(region, (uint32_t)getpid(), cc_hostpid_known());
+    int s = cc_compute_register_proc(region, (uint32_t)getpid(), cc_port()->host_pid_known());
     if (s < 0)
         cc_log_once(CC_LOG_WARN, "compute region: process table full; this process's "
                                  "utilization is not counted for the container");
     __atomic_store_n(&my_slot, s, __ATOMIC_SEQ_CST);
-    uint32_t hp = cc_hostpid_known(); /* found meanwhile (another thread) */
+    uint32_t hp = cc_port()->host_pid_known(); /* found meanwhile (another thread) */
     if (s >= 0 && hp) __atomic_store_n(&region->proc[s].host_pid, hp, __ATOMIC_RELEASE);
     registered = 1;
 }
@@ -80,8 +82,9 @@ static void setup_locked(struct cc_cdev *d, int ordinal)
     d->ordinal = ordinal;
     d->idx = -1;
     uint32_t pct = ordinal < CC_MAX_DEVICES ? cc_cfg.sm_limit[ordinal] : 0;
-    const struct cc_device *dv = cc_device(ordinal);
-    if (pct == 0 || pct >= 100 || !dv) {
+    char uuid[CC_PORT_UUID_LEN];
+    nvmlDevice_t nvml = NULL;
+    if (pct == 0 || pct >= 100 || cc_port()->device_info(ordinal, uuid, &nvml) != 0) {
         __atomic_store_n(&d->state, 2, __ATOMIC_RELEASE);
         return;
     }
@@ -94,13 +97,13 @@ static void setup_locked(struct cc_cdev *d, int ordinal)
     d->soft_pm = soft > pct && soft <= 100 ? soft * 10 : 0;
     d->nominal = (int64_t)(CC_PERIOD_NS * pct / 100);
     d->capacity = d->nominal + d->nominal / 4;
-    d->nvml = dv->nvml;
+    d->nvml = nvml;
     if (region) {
-        d->idx = cc_compute_claim_device(region, dv->uuid, d->nominal, d->cap_pm);
+        d->idx = cc_compute_claim_device(region, uuid, d->nominal, d->cap_pm);
         if (d->idx >= 0)
             d->line = &region->dev[d->idx];
         else
-            cc_warn("compute region: no line for device %s; per-process bucket", dv->uuid);
+            cc_warn("compute region: no line for device %s; per-process bucket", uuid);
         register_proc();
     }
     if (!d->line) {
@@ -159,7 +162,7 @@ static void fork_child(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     setup_mu = fresh;
     __atomic_store_n(&my_slot, -1, __ATOMIC_SEQ_CST);
-    cc_hostpid_fork_child();
+    cc_port()->host_pid_forget();
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
         cdevs[i].last_pub_ns = 0;
         cdevs[i].probe = 0; /* the parent's pending timing is not ours */
@@ -174,7 +177,7 @@ static void decide_mode(void)
     int on = 0;
     for (int i = 0; i < CC_MAX_DEVICES; i++)
         if (cc_cfg.sm_limit[i] > 0 && cc_cfg.sm_limit[i] < 100) on = 1;
-    if (on) cc_fork_child_register(fork_child);
+    if (on) cc_port()->fork_child_register(fork_child);
     __atomic_store_n(&cc_compute_mode, on ? 2 : 1, __ATOMIC_RELEASE);
 }
 
@@ -227,7 +230,8 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
         pthread_once(&once, decide_mode);
     }
     if (cc_compute_mode != 2) return 0;
-    struct cc_cdev *d = cc_compute_dev(cc_device_current());
+    /* Was a direct call: now the port's load and one indirect call. */
+    struct cc_cdev *d = cc_compute_dev(cc_port()->device_current());
     if (!d || d->state != 1) return 0;
 #ifndef CC_TEST_CHARGE_CAPTURE /* negative control: launches into a capture charged */
     /* Into a capture: nothing runs until the graph is replayed, and the

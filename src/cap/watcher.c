@@ -11,15 +11,14 @@
 #include <unistd.h>
 
 #include "cap/bucket.h"
+#include "cap/cfg.h"
 #include "cap/compute.h"
 #include "cap/compute_region.h"
 #include "cap/controller.h"
 #include "cap/elastic.h"
 #include "cap/election.h"
+#include "cap/port.h"
 #include "common/log.h"
-#include "hook/hook.h"
-#include "hook/hostpid.h"
-#include "hook/process.h"
 #include "common/clock.h"
 
 #define CC_SAMPLES_MAX 512
@@ -28,7 +27,7 @@ static int started;
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static cc_slock_t slock = {-1, 0};
 static int slock_tried;
-static __typeof__(&nvmlDeviceGetProcessUtilization) proc_util;
+static int have_util; /* NVML's per-process utilization is there (port.h, nvml_open) */
 
 static unsigned long long real_us(void)
 {
@@ -70,7 +69,7 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int pr
     static uint16_t mine_pm[CC_SAMPLES_MAX];
     unsigned nmine = 0;
     cc_compute_region_t *reg = procs && d->idx >= 0 ? cc_compute_region() : NULL;
-    if (!proc_util || !d->nvml) return 0;
+    if (!have_util || !d->nvml) return 0;
     unsigned long long now = real_us();
     unsigned long long poll_gap = d->nvml_poll_us && now > d->nvml_poll_us ? now - d->nvml_poll_us : 0;
 #ifndef CC_TEST_EMPTY_IS_IDLE
@@ -95,7 +94,7 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int pr
     if (d->nvml_seen_us + 2000000ull < now) d->nvml_seen_us = now - 1000000ull;
     unsigned n = CC_SAMPLES_MAX;
     __atomic_fetch_add(&d->line->nvml_calls, 1, __ATOMIC_RELAXED);
-    nvmlReturn_t r = proc_util(d->nvml, buf, &n, d->nvml_seen_us);
+    nvmlReturn_t r = cc_port()->nvml_process_utilization(d->nvml, buf, &n, d->nvml_seen_us);
     if (r == NVML_ERROR_NOT_FOUND || (r == NVML_SUCCESS && n == 0)) {
         /* No sample since lastSeen. On the simulator that means nothing ran;
          * on a real GPU NVML makes per-process samples every 1/6 s or so,
@@ -370,7 +369,7 @@ static void *run(void *arg)
          * 5 s, then once a second. Until then NVML's samples of this process
          * are not counted for the container. */
         if (n > 0 && !cc_compute_host_pid() && (tries < 50 || tries % 10 == 0))
-            cc_hostpid(cc_compute_dev_at(0)->ordinal);
+            cc_port()->host_pid_discover(cc_compute_dev_at(0)->ordinal);
         tries++;
         for (int i = 0; i < n; i++) cycle(cc_compute_dev_at(i));
         cc_cost_poll(0);
@@ -394,8 +393,7 @@ void cc_watcher_ensure(void)
             slock_tried = 1;
             cc_slock_open(&slock, cc_cfg.state_dir);
         }
-        cc_nvml_init();
-        proc_util = cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetProcessUtilization");
+        have_util = cc_port()->nvml_open() == 0; /* before the thread: it reads have_util */
         pthread_t th;
         pthread_attr_t at;
         pthread_attr_init(&at);

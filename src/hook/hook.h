@@ -128,6 +128,10 @@ void *cc_open_lib(enum cc_lib lib);
  * Call cc_cuda_init()/cc_nvml_init() first. Resolve once and cache. */
 void *cc_lib_sym(enum cc_lib lib, const char *name);
 
+/* The cap layer's port over the real libraries (port_real.c, cap/port.h):
+ * filled and installed once, by cc_cuda_init() after the driver is open. */
+void cc_port_real_install(void);
+
 /* Routing (route.c). */
 int cc_hook_by_name(const char *name);
 void cc_route_build(void);

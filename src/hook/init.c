@@ -14,7 +14,7 @@
 
 int cc_cuda_ready, cc_nvml_ready;
 int cc_count_calls;
-cc_config_t cc_cfg;
+/* cc_cfg is the cap layer's (cap/cfg.c); loaded here. */
 
 /* Set while this thread runs an init: a re-entrant call (the driver's own
  * loading calling back into an intercepted symbol) must not wait on the once
@@ -75,6 +75,7 @@ static void cuda_init_once(void)
     cc_process_init();
     cc_open_lib(CC_LIB_CUDA);
     cc_route_build();
+    cc_port_real_install(); /* the cap layer's way to the driver (cap/port.h) */
     __atomic_store_n(&cc_cuda_ready, 1, __ATOMIC_RELEASE);
 }
 

@@ -3,10 +3,7 @@
 #ifndef CC_PROCESS_H
 #define CC_PROCESS_H
 
-#include "cudacap/config.h"
-
-/* The configuration, loaded once by cc_process_init(). */
-extern cc_config_t cc_cfg;
+#include "cap/cfg.h" /* cc_cfg: the cap layer's, loaded once by cc_process_init() */
 
 /* Subsystems that keep per-process state register a reset for fork children
  * (up to 16, registered during init; run in registration order). */

@@ -1,0 +1,84 @@
+/* The real port (cap/port.h): the driver's and NVML's entries, and the hook
+ * layer's device, host-pid and fork services, for the cap layer. Installed
+ * by cc_port_real_install() once the driver is open (init.c). The driver
+ * entries are the driver's own functions, resolved here once (a missing one
+ * is the default port's failing entry), so a call through the port is the
+ * one indirect call the cap made before through its own cached pointer. */
+#include <string.h>
+
+#include "cap/port.h"
+#include "devices.h"
+#include "hook.h"
+#include "hook/hostpid.h"
+#include "hook/process.h"
+
+static int real_nvml_open(void);
+static nvmlReturn_t real_proc_util(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
+                                   unsigned long long);
+static int real_device_info(int, char[CC_PORT_UUID_LEN], nvmlDevice_t *);
+
+/* The hook layer's services; the driver entries are filled at install. */
+static cc_port_t real = {
+    .nvml_open = real_nvml_open,
+    .nvml_process_utilization = real_proc_util,
+    .device_current = cc_device_current,
+    .device_info = real_device_info,
+    .host_pid_known = cc_hostpid_known,
+    .host_pid_discover = cc_hostpid,
+    .host_pid_forget = cc_hostpid_fork_child,
+    .fork_child_register = cc_fork_child_register,
+};
+
+static nvmlReturn_t (*proc_util)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
+                                 unsigned long long);
+
+static int real_nvml_open(void)
+{
+    cc_nvml_init();
+    void *f = cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetProcessUtilization");
+    /* Release: pairs with the acquire below (another thread's call). */
+    __atomic_store_n(&proc_util, (__typeof__(proc_util))f, __ATOMIC_RELEASE);
+    return f ? 0 : -1;
+}
+
+static nvmlReturn_t real_proc_util(nvmlDevice_t d, nvmlProcessUtilizationSample_t *b,
+                                   unsigned int *n, unsigned long long since)
+{
+    __typeof__(proc_util) f = __atomic_load_n(&proc_util, __ATOMIC_ACQUIRE);
+    return f ? f(d, b, n, since) : NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+
+static int real_device_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t *nvml)
+{
+    _Static_assert(CC_PORT_UUID_LEN == CC_UUID_LEN, "port.h's UUID length is devices.h's");
+    const struct cc_device *dv = cc_device(ordinal);
+    if (!dv) return -1;
+    memcpy(uuid, dv->uuid, CC_UUID_LEN);
+    uuid[CC_UUID_LEN - 1] = 0;
+    *nvml = dv->nvml;
+    return 0;
+}
+
+/* name resolved in the driver, else the fallback entry. */
+#define CC_SYM(field, name, fallback)                                          \
+    do {                                                                       \
+        void *f_ = cc_lib_sym(CC_LIB_CUDA, name);                              \
+        real.field = f_ ? (__typeof__(real.field))f_ : (fallback);             \
+    } while (0)
+
+void cc_port_real_install(void)
+{
+    const cc_port_t *d = &cc_port_default;
+    CC_SYM(event_create, "cuEventCreate", d->event_create);
+    CC_SYM(event_record, "cuEventRecord", d->event_record);
+    CC_SYM(event_query, "cuEventQuery", d->event_query);
+    CC_SYM(event_elapsed, "cuEventElapsedTime", d->event_elapsed);
+    CC_SYM(event_destroy, "cuEventDestroy_v2", d->event_destroy);
+    CC_SYM(ctx_get_current, "cuCtxGetCurrent", d->ctx_get_current);
+    CC_SYM(stream_is_capturing, "cuStreamIsCapturing", d->stream_is_capturing);
+    CC_SYM(exchange_capture_mode, "cuThreadExchangeStreamCaptureMode", d->exchange_capture_mode);
+    /* No _ptsz variant (an old driver): the legacy one, as before. */
+    CC_SYM(event_record_ptsz, "cuEventRecord_ptsz", real.event_record);
+    CC_SYM(stream_is_capturing_ptsz, "cuStreamIsCapturing_ptsz", real.stream_is_capturing);
+    cc_port_install(&real);
+}

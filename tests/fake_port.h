@@ -1,0 +1,19 @@
+/* A scripted port (src/cap/port.h) for policy unit tests linking
+ * libcudacap_core: no driver, no NVML, no hook layer. */
+#ifndef CC_TEST_FAKE_PORT_H
+#define CC_TEST_FAKE_PORT_H
+
+#include "cap/port.h"
+
+struct fake_port_script {
+    CUstreamCaptureStatus capture, capture_ptsz; /* what is_capturing(_ptsz) reports */
+    float elapsed_ms;                            /* every timing */
+    int events_made, events_destroyed, records, exchanges;
+    CUstreamCaptureMode mode;                    /* the thread's mode, as exchanged */
+};
+extern struct fake_port_script fake;
+
+/* Installs the fake port (once per process; later calls do nothing). */
+void fake_port_install(void);
+
+#endif

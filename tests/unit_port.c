@@ -1,0 +1,59 @@
+/* Policy through the port (src/cap/port.h), without driver or hook layer:
+ * the default port fails cleanly (no timing, "cannot tell" for captures),
+ * and with a scripted port the cost model times a launch and the capture
+ * bookkeeping asks the right variant. */
+#include "cap/capture.h"
+#include "cap/compute.h"
+#include "check.h"
+#include "fake_port.h"
+
+int main(void)
+{
+    int key, measure = 0;
+    /* The default port. */
+    CHECK(cc_port() == &cc_port_default, "a port installed before any install");
+    CHECK(cc_capture_stream_busy(NULL, 0) == 1, "default port: a capture must read 'cannot tell'");
+    CUstreamCaptureMode saved;
+    CHECK(cc_capture_relaxed_enter(&saved) == -1, "default port: no capture-mode exchange");
+    CHECK(cc_cost_begin(NULL, 0, NULL) == NULL, "default port: no timing");
+
+    fake_port_install();
+    CHECK(cc_port() != &cc_port_default, "the fake port is installed");
+    cc_port_t other = cc_port_default;
+    CHECK(cc_port_install(&other) == -1, "a second port replaced the first");
+
+    /* Capture status: the variant the launch used. */
+    fake.capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    fake.capture_ptsz = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    CHECK(cc_capture_stream_busy(NULL, 0) == 0, "legacy stream not capturing");
+    CHECK(cc_capture_stream_busy(NULL, 1) == 1, "per-thread stream capturing");
+    fake.capture_ptsz = CU_STREAM_CAPTURE_STATUS_NONE;
+
+    /* Relaxed mode entered and left. */
+    CHECK(cc_capture_relaxed_enter(&saved) == 0, "exchange failed");
+    CHECK(fake.mode == CU_STREAM_CAPTURE_MODE_RELAXED && saved == CU_STREAM_CAPTURE_MODE_GLOBAL,
+          "mode %d saved %d", (int)fake.mode, (int)saved);
+    cc_capture_relaxed_leave(&saved);
+    CHECK(fake.mode == CU_STREAM_CAPTURE_MODE_GLOBAL, "mode not restored: %d", (int)fake.mode);
+
+    /* A never-timed shape is timed once and then estimated from the timing. */
+    CHECK(cc_cost_estimate(&key, 64, &measure) == 0 && measure == 2, "untimed shape: measure %d", measure);
+    fake.elapsed_ms = 2.5f;
+    void *m = cc_cost_begin(NULL, 0, NULL);
+    CHECK(m != NULL, "no timing with the fake port");
+    cc_cost_end(m, NULL, 0, &key, 64, 0, NULL, 1);
+    CHECK(fake.events_made == 2 && fake.records == 2, "events %d records %d", fake.events_made,
+          fake.records);
+    int exchanges = fake.exchanges;
+    cc_cost_poll(0);
+    CHECK(fake.exchanges == exchanges + 2, "the poll did not run relaxed (%d exchanges)",
+          fake.exchanges - exchanges);
+    int64_t est = cc_cost_estimate(&key, 64, &measure);
+    CHECK(est == 2500000, "estimate %lld ns, want 2500000", (long long)est);
+    CHECK(cc_cost_fallback() == 2500000, "fallback %lld", (long long)cc_cost_fallback());
+
+    /* Into a capture: no timing (an event recorded there could not be queried). */
+    fake.capture = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    CHECK(cc_cost_begin(NULL, 0, NULL) == NULL, "timed a launch into a capture");
+    CHECK_EXIT();
+}
