@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # docs/configuration.md's table of variables is printed from the options table
-# the library compiles (src/cap/options.c) by cc_options_doc
-# (src/cap/options_doc.c); it stands between the lines
+# the library compiles (src/common/options.c) by cc_options_doc
+# (src/common/options_doc.c); it stands between the lines
 # <!-- options:begin --> and <!-- options:end -->, the prose around it is kept.
 #   scripts/gen_config_doc.sh            rewrites the table in place
 #   scripts/gen_config_doc.sh --check    exit 1 and the diff when the doc's table
@@ -36,8 +36,8 @@ trap 'rm -rf "$tmp"' EXIT
 "$gen" >"$tmp/table"
 sed -n "/^$begin\$/,/^$end\$/p" "$doc" | sed '1d;$d' >"$tmp/now"
 if [ "$check" = 1 ]; then
-  if ! diff -u --label "$doc (now)" --label "from src/cap/options.c" "$tmp/now" "$tmp/table"; then
-    echo "$doc: the table of variables differs from the options table (src/cap/options.c)." >&2
+  if ! diff -u --label "$doc (now)" --label "from src/common/options.c" "$tmp/now" "$tmp/table"; then
+    echo "$doc: the table of variables differs from the options table (src/common/options.c)." >&2
     echo "Regenerate it with: scripts/gen_config_doc.sh  (or: cmake --build build --target config-doc)" >&2
     exit 1
   fi
@@ -53,5 +53,5 @@ if cmp -s "$tmp/doc" "$doc"; then
   echo "$doc: already up to date"
 else
   cat "$tmp/doc" >"$doc"
-  echo "$doc: table rewritten from src/cap/options.c"
+  echo "$doc: table rewritten from src/common/options.c"
 fi

@@ -8,7 +8,7 @@ list(TRANSFORM CC_ML_SRCS PREPEND ${CMAKE_SOURCE_DIR}/src/)
 list(APPEND CC_ML_SRCS ${CMAKE_SOURCE_DIR}/src/region/region.c ${CMAKE_SOURCE_DIR}/src/region/guard.c
      ${CMAKE_SOURCE_DIR}/src/region/specs.c ${CMAKE_SOURCE_DIR}/src/common/log.c
      # the log level is a row of the options table, parsed by config.c
-     ${CMAKE_SOURCE_DIR}/src/cap/options.c ${CMAKE_SOURCE_DIR}/src/cap/config.c)
+     ${CMAKE_SOURCE_DIR}/src/common/options.c ${CMAKE_SOURCE_DIR}/src/cap/config.c)
 function(cc_ledger_test name)
   cc_test_exe(${name} ${ARGN})
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cap/options.h"
+#include "common/options.h"
 #include "check.h"
 #include "cudacap/config.h"
 
@@ -372,7 +372,7 @@ static void soft_limits(void)
 }
 
 
-/* Every row of the options table (cap/options.h) that cc_config_load reads,
+/* Every row of the options table (common/options.h) that cc_config_load reads,
  * driven by the table itself, so that a new row is checked without a new
  * test: its CUDACAP_* name wins over its alias (a difference said), a bad
  * value is said with its name, and per-device rows take NAME_15 and refuse

@@ -1,5 +1,5 @@
 /* cudacap configuration: what the control plane sets in the environment,
- * parsed once per process. The variables are the rows of src/cap/options.c
+ * parsed once per process. The variables are the rows of src/common/options.c
  * (docs/configuration.md's table is printed from it). */
 #ifndef CUDACAP_CONFIG_H
 #define CUDACAP_CONFIG_H

@@ -1,5 +1,5 @@
 /* Environment parsing (docs/configuration.md), from the options table
- * (cap/options.h): names, aliases, per-device forms, kinds and defaults come
+ * (common/options.h): names, aliases, per-device forms, kinds and defaults come
  * from its rows; this file parses values and says what is wrong with them. When a
  * CUDACAP_* name and its HAMi/Volcano alias are both set the CUDACAP_* one
  * wins. A value that does not parse leaves that cap absent and says so. */
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cap/options.h"
+#include "common/options.h"
 #include "common/log.h"
 
 int cc_parse_size(const char *s, uint64_t *out)
@@ -103,7 +103,7 @@ int cc_parse_percent(const char *s, uint32_t *out)
     return 0;
 }
 
-/* ---- One option's value, as its kind (cap/options.h) ---------------------- */
+/* ---- One option's value, as its kind (common/options.h) ---------------------- */
 
 #define SIZE_WHAT "a size (examples: 4g, 4Gi, 4096m, 1048576k, 4294967296)"
 #define BOOL_WHAT "a switch (1/0, true/false, yes/no, on/off)"
@@ -358,7 +358,7 @@ static void load_state_dir(cc_config_t *cfg, env_fn get)
     memcpy(cfg->state_dir + strlen(val), suffix, strlen(suffix) + 1); /* n fits: checked */
 }
 
-/* The rows of cap/options.h but the log level (common/log.c reads it before
+/* The rows of common/options.h but the log level (common/log.c reads it before
  * this runs, so that these messages already follow it) and the ignored HAMi
  * names (hook/init.c warns about them), in the table's order. */
 void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *), char *const *envp)

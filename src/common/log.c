@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cap/options.h"
+#include "common/options.h"
 
 /* Default 1: errors and warnings (the options table's default for the
  * level). Before cc_log_init runs (a failure very early in loading) errors
@@ -15,7 +15,7 @@ int cc_log_level = CC_LOG_WARN;
 
 static const char *env_get(const char *name) { return getenv(name); }
 
-/* The level is a row of the options table (cap/options.h), read here rather
+/* The level is a row of the options table (common/options.h), read here rather
  * than with the others in cap/config.c: it runs first, so that the
  * configuration's own messages already follow it. */
 void cc_log_init(void)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cap/options.h"
+#include "common/options.h"
 #include "common/log.h"
 #include "cudacap/config.h"
 #include "hook.h"

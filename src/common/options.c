@@ -3,7 +3,7 @@
  * it. That table is printed from this one (scripts/gen_config_doc.sh; the
  * test docs.configuration fails when they differ): change a row here, then
  * regenerate the doc. */
-#include "cap/options.h"
+#include "common/options.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The options table: every environment variable cudacap reads, one row each
- * (src/cap/options.c). The parser (cap/config.c), the log level (common/log.c),
+ * (src/common/options.c). The parser (cap/config.c), the log level (common/log.c),
  * the HAMi names cudacap ignores (hook/init.c) and the table in
- * docs/configuration.md (printed by cap/options_doc.c) all work from it. */
+ * docs/configuration.md (printed by common/options_doc.c) all work from it. */
 #ifndef CC_OPTIONS_H
 #define CC_OPTIONS_H
 

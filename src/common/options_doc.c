@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cap/options.h"
+#include "common/options.h"
 
 static const char *word_of(const cc_option_t *o, uint64_t value)
 {
