@@ -44,7 +44,7 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
     /* From the shared line: clamp to what this function returns. */
     st.up_pm = clamp_u(st.up_pm, hard, soft);
     st.contended = st.contended != 0;
-    if (st.seen > 250) st.seen = 250;
+    if (st.seen > CC_ELASTIC_SEEN_MAX) st.seen = CC_ELASTIC_SEEN_MAX;
     if (st.calm > CC_ELASTIC_ALONE) st.calm = CC_ELASTIC_ALONE;
     if (st.saturated > 2) st.saturated = 2;
     if (st.low > CC_ELASTIC_LOW) st.low = CC_ELASTIC_LOW;
@@ -71,7 +71,7 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
     uint32_t level = (uint32_t)st.seen * 4u;
     int arrival = others >= CC_ELASTIC_OTHERS_PM && level < CC_ELASTIC_GONE_PM;
     uint32_t next = (2u * level + others) / 3u;
-    st.seen = (uint8_t)(next / 4u > 250u ? 250u : next / 4u);
+    st.seen = (uint8_t)(next / 4u > CC_ELASTIC_SEEN_MAX ? CC_ELASTIC_SEEN_MAX : next / 4u);
     int present = others >= CC_ELASTIC_GONE_PM;
     /* Saturated: no idle time in two samples in a row (one alone is often
      * the lumps of the supply, bucket.c, not a neighbour waiting). */

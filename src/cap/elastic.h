@@ -54,6 +54,7 @@ typedef struct cc_elastic_output {
 #define CC_ELASTIC_ALONE 30      /* samples without others before the soft limit again */
 #define CC_ELASTIC_BORROW_PM 10  /* above the hard cap by 1 %: borrowing (display) */
 #define CC_ELASTIC_LOW 10        /* samples of demand under the hard share: not borrowing */
+#define CC_ELASTIC_SEEN_MAX 250  /* the level of others' work, 4-permille units: 1000 permille */
 
 /* The state a freshly built line starts from: alone, at the soft limit
  * (an elastic container started on an idle device may use it). */

@@ -11,6 +11,7 @@
 #include "cudacap/compute_region.h"
 #include "cudacap/counters.h"
 #include "cudacap/mem_region.h"
+#include "cap/elastic.h"
 #include "common/clock.h"
 
 #define PID_MAX (1u << 22)            /* the kernel's PID_MAX_LIMIT */
@@ -110,10 +111,11 @@ const char *snap_check_compute(const void *region, char *buf, size_t len)
         const cc_compute_elastic_t *e = &r->elastic[i];
         if (e->hard_pm > 1000 || e->soft_pm > 1000)
             BAD("device line %u: limits %u/%u permille", i, e->hard_pm, e->soft_pm);
-        /* What src/cap/elastic.c can store: seen is a level (<= 250), calm
-         * and low counters (<= 30, <= 10), the rest flags. */
-        if (e->contended > 1 || e->seen > 250 || e->calm > 30 || e->borrowing > 1 ||
-            e->saturated > 2 || e->low > 10 || !zero(e->pad, sizeof e->pad))
+        /* What src/cap/elastic.c can store: seen is a level, calm and low
+         * counters, the rest flags (its bounds, elastic.h). */
+        if (e->contended > 1 || e->seen > CC_ELASTIC_SEEN_MAX || e->calm > CC_ELASTIC_ALONE ||
+            e->borrowing > 1 || e->saturated > 2 || e->low > CC_ELASTIC_LOW ||
+            !zero(e->pad, sizeof e->pad))
             BAD("device line %u: elastic state out of range", i);
         if (e->counted_ns > now + FUTURE_NS) BAD("device line %u: elastic stamp in the future", i);
     }
