@@ -150,6 +150,38 @@ void *cc_cost_begin(CUstream s, int ptsz, int *probe)
     return p;
 }
 
+/* A timed launch costs est, not a timing inflated by queueing; the
+ * difference from what admission charged is settled now. Debt from
+ * corrections is bounded at 3 periods of supply, so a burst of inflated
+ * first timings cannot stall the container. */
+static void settle(cc_compute_dev_t *line, int64_t est, int64_t charged)
+{
+    if (!line) return;
+    int64_t c = est - charged;
+    /* share and tokens are read from a shared file: clamped to what the
+     * controller and the bucket can hold before any arithmetic. */
+    int64_t sh = __atomic_load_n(&line->share, __ATOMIC_RELAXED);
+    sh = sh < 0 ? 0 : sh > CC_BUCKET_MAX_COST ? CC_BUCKET_MAX_COST : sh;
+    int64_t floor = 3 * sh;
+    int64_t cur = __atomic_load_n(&line->tokens, __ATOMIC_RELAXED);
+    cur = cur < CC_BUCKET_MIN ? CC_BUCKET_MIN : cur > -CC_BUCKET_MIN ? -CC_BUCKET_MIN : cur;
+    if (c > 0 && cur - c < -floor) c = cur + floor > 0 ? cur + floor : 0;
+    cc_bucket_charge(&line->tokens, c);
+}
+
+/* A timing that failed (the driver refused the elapsed time or the query):
+ * the launch still ran, so it costs what a shape never timed costs; the
+ * shape's window is left alone (a later timing may succeed). Without this
+ * a driver that cannot time left untimed shapes charged 0: no cap at all
+ * (the fault loop, event_elapsed from its first call on). */
+static void settle_untimed(const struct pair *p, CUresult r)
+{
+    cc_log_once(CC_LOG_WARN, "compute cap: a launch could not be timed (driver error %d); such "
+                             "launches are charged %lld us each", (int)r,
+                (long long)(cc_cost_fallback() / 1000));
+    settle(p->line, cc_cost_fallback(), p->charged);
+}
+
 /* Called with mu held (it guards the windows). */
 static void charge_shape(void *key, uint64_t blocks, int64_t charged, int64_t ns,
                          cc_compute_dev_t *line)
@@ -166,22 +198,7 @@ static void charge_shape(void *key, uint64_t blocks, int64_t charged, int64_t ns
     }
     int64_t f = __atomic_load_n(&fallback_ns, __ATOMIC_RELAXED);
     if (est > f) __atomic_store_n(&fallback_ns, est, __ATOMIC_RELAXED);
-    if (line) {
-        /* The timed launch costs the estimate, not a timing inflated by
-         * queueing; the difference from what admission charged is settled
-         * now. Debt from corrections is bounded at 3 periods of supply, so a
-         * burst of inflated first timings cannot stall the container. */
-        int64_t c = est - charged;
-        /* share and tokens are read from a shared file: clamped to what the
-         * controller and the bucket can hold before any arithmetic. */
-        int64_t sh = __atomic_load_n(&line->share, __ATOMIC_RELAXED);
-        sh = sh < 0 ? 0 : sh > CC_BUCKET_MAX_COST ? CC_BUCKET_MAX_COST : sh;
-        int64_t floor = 3 * sh;
-        int64_t cur = __atomic_load_n(&line->tokens, __ATOMIC_RELAXED);
-        cur = cur < CC_BUCKET_MIN ? CC_BUCKET_MIN : cur > -CC_BUCKET_MIN ? -CC_BUCKET_MIN : cur;
-        if (c > 0 && cur - c < -floor) c = cur + floor > 0 ? cur + floor : 0;
-        cc_bucket_charge(&line->tokens, c);
-    }
+    settle(line, est, charged);
 }
 
 void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int64_t charged,
@@ -232,14 +249,19 @@ void cc_cost_poll(int max)
     int done = 0;
     for (int i = 0; i < CC_COST_PAIRS && (!max || done < max); i++) {
         struct pair *p = &pairs[i];
-        if (__atomic_load_n(&p->busy, __ATOMIC_RELAXED) != 2 || port->event_query(p->b) != CUDA_SUCCESS)
-            continue;
-        float ms = 0;
-        CUresult r = port->event_elapsed(&ms, p->a, p->b);
+        if (__atomic_load_n(&p->busy, __ATOMIC_RELAXED) != 2) continue;
+        /* Not ready: later. Another error (a context's sticky error): the
+         * pair would never complete, so it is settled untimed now. */
+        CUresult r = port->event_query(p->b);
+        if (r == CUDA_ERROR_NOT_READY) continue;
+        float ms = -1;
+        if (r == CUDA_SUCCESS) r = port->event_elapsed(&ms, p->a, p->b);
         __atomic_sub_fetch(&cc_cost_pending, 1, __ATOMIC_RELAXED);
         done++;
         if (r == CUDA_SUCCESS && ms >= 0)
             charge_shape(p->key, p->blocks, p->charged, (int64_t)((double)ms * 1e6), p->line);
+        else
+            settle_untimed(p, r);
         /* Release: a launch waiting on the slot then finds the estimate. */
         if (p->probe) __atomic_store_n(p->probe, 0, __ATOMIC_RELEASE);
         p->probe = NULL;

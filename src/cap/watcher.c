@@ -126,7 +126,7 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int pr
         return 1;
     }
     if (r != NVML_SUCCESS) {
-        cc_log_once(CC_LOG_WARN, "nvmlDeviceGetProcessUtilization failed (%d); the compute cap "
+        cc_log_once(CC_LOG_WARN, "nvmlDeviceGetProcessUtilization failed (%d); while it fails, the compute cap "
                                  "runs on its cost model alone", (int)r);
         return 0;
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 uint8_t cc_fault_active;
@@ -67,6 +68,12 @@ int cc_fault_fire_slow(cc_fault_point_t p)
         return 0;
     }
     return 1;
+}
+
+uint64_t cc_fault_clock_slow(uint64_t t)
+{
+    cc_fault_fire_slow(CC_FP_CLOCK);
+    return t + __atomic_load_n(&cc_fault_clock_skew_ns, __ATOMIC_RELAXED);
 }
 
 static void write_census(void)

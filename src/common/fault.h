@@ -78,6 +78,9 @@ const char *cc_fault_name(cc_fault_point_t p);
 /* Nanoseconds the clock has jumped in this process (the clock point). */
 extern uint64_t cc_fault_clock_skew_ns;
 
+/* The clock point (clock.h): counts the call, returns t plus the skew. */
+uint64_t cc_fault_clock_slow(uint64_t t);
+
 /* Re-reads the environment (tests of the parser; the constructor's job). */
 void cc_fault_configure(const char *spec, const char *count_file);
 

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "cap/port.h"
+#include "cap/port_fault.h"
+#include "common/fault.h"
 #include "devices.h"
 #include "hook.h"
 #include "hook/hostpid.h"
@@ -80,5 +82,6 @@ void cc_port_real_install(void)
     /* No _ptsz variant (an old driver): the legacy one, as before. */
     CC_SYM(event_record_ptsz, "cuEventRecord_ptsz", real.event_record);
     CC_SYM(stream_is_capturing_ptsz, "cuStreamIsCapturing_ptsz", real.stream_is_capturing);
-    cc_port_install(&real);
+    /* Fault injection armed (tests only): every entry through its point. */
+    cc_port_install(__atomic_load_n(&cc_fault_active, __ATOMIC_RELAXED) ? cc_port_with_faults(&real) : &real);
 }
