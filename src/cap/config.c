@@ -132,6 +132,7 @@ int cc_opt_parse(const cc_option_t *o, const char *s, uint64_t *out)
         return *out = (uint64_t)l, 0;
     }
     case CC_KIND_PATH:
+    case CC_KIND_TEXT:
     case CC_KIND_IGNORED: break; /* any text */
     }
     return 0;
@@ -152,6 +153,7 @@ static const char *kind_what(const cc_option_t *o, char *buf, size_t size)
         return buf;
     }
     case CC_KIND_PATH:
+    case CC_KIND_TEXT:
     case CC_KIND_IGNORED: break;
     }
     return "a value";

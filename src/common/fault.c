@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/options.h"
 
 uint8_t cc_fault_active;
 uint64_t cc_fault_clock_skew_ns;
@@ -102,7 +103,11 @@ void cc_fault_configure(const char *spec, const char *count_file)
     memset(calls, 0, sizeof calls);
     if (count_file && *count_file) {
         if (strlen(count_file) < sizeof count_path) {
+            static int registered;
             memcpy(count_path, count_file, strlen(count_file) + 1);
+            /* At exit, not in a destructor: the library runs no code at
+             * load or unload of its own (docs/design.md). */
+            if (!registered++) atexit(write_census);
         } else {
             cc_warn("CUDACAP_TEST_FAULT_COUNT: path over %zu bytes; not counting", sizeof count_path - 1);
         }
@@ -133,10 +138,9 @@ void cc_fault_configure(const char *spec, const char *count_file)
     __atomic_store_n(&cc_fault_active, (uint8_t)(armed_point >= 0 || count_path[0]), __ATOMIC_RELAXED);
 }
 
-__attribute__((constructor)) static void fault_init(void)
+void cc_fault_init(void)
 {
-    const char *s = getenv("CUDACAP_TEST_FAULT"), *c = getenv("CUDACAP_TEST_FAULT_COUNT");
+    const char *s = getenv(cc_options[CC_OPT_TEST_FAULT].name);
+    const char *c = getenv(cc_options[CC_OPT_TEST_FAULT_COUNT].name);
     if ((s && *s) || (c && *c)) cc_fault_configure(s, c);
 }
-
-__attribute__((destructor)) static void fault_fini(void) { write_census(); }

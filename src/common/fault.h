@@ -13,7 +13,8 @@
  * instead (a stalled or resumed process: stamps from others look old, ours
  * look new to them).
  *
- * Armed by the environment, read once when the library loads:
+ * Armed by the environment, read once at the library's initialisation (the
+ * first intercepted call, cc_fault_init):
  *   CUDACAP_TEST_FAULT=POINT:N          the N-th call (1-based) fails
  *   CUDACAP_TEST_FAULT=POINT:N:sticky   the N-th and every later call fail
  *   CUDACAP_TEST_FAULT_COUNT=FILE       at exit, one line per point called:
@@ -60,7 +61,7 @@ typedef enum cc_fault_point {
     CC_FP_COUNT
 } cc_fault_point_t;
 
-/* 0: unarmed and not counting; set once by the loader-time constructor. */
+/* 0: unarmed and not counting (until cc_fault_init or cc_fault_configure). */
 extern uint8_t cc_fault_active;
 
 int cc_fault_fire_slow(cc_fault_point_t p);
@@ -81,7 +82,12 @@ extern uint64_t cc_fault_clock_skew_ns;
 /* The clock point (clock.h): counts the call, returns t plus the skew. */
 uint64_t cc_fault_clock_slow(uint64_t t);
 
-/* Re-reads the environment (tests of the parser; the constructor's job). */
+/* Reads CUDACAP_TEST_FAULT and CUDACAP_TEST_FAULT_COUNT (the library's
+ * initialisation calls it once, before any point can be reached). */
+void cc_fault_init(void);
+
+/* Arms spec (NULL: nothing) and the census file (NULL: none), resetting
+ * every count: cc_fault_init's work, and the unit tests'. */
 void cc_fault_configure(const char *spec, const char *count_file);
 
 #endif

@@ -99,6 +99,19 @@ const cc_option_t cc_options[CC_OPT_COUNT] = {
                "allocations past it fail)",
         .doc = HAMI_IGNORED "(memory is never oversubscribed, the cap is hard), with one "
                "warning per process when set (`false`/`0`: none)"},
+    [CC_OPT_TEST_FAULT] = {
+        .name = "CUDACAP_TEST_FAULT",
+        .kind = CC_KIND_TEXT,
+        .bad = "no fault is injected",
+        .doc = "tests only: `POINT:N` makes the N-th call of an injection point fail, "
+               "`POINT:N:sticky` that call and every later one (src/common/fault.h; "
+               "docs/design.md, \"Fault injection\")"},
+    [CC_OPT_TEST_FAULT_COUNT] = {
+        .name = "CUDACAP_TEST_FAULT_COUNT",
+        .kind = CC_KIND_TEXT,
+        .bad = "not counting",
+        .doc = "tests only: a file to which each process appends, at exit, how many calls it "
+               "made of each injection point"},
 };
 
 const char *cc_opt_name(const cc_option_t *o, int alias, int dev, char *buf, unsigned size)

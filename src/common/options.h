@@ -15,6 +15,7 @@ typedef enum {
     CC_KIND_PATH,    /* a path, taken as it is */
     CC_KIND_LEVEL,   /* a log level 0..4 */
     CC_KIND_IGNORED, /* a HAMi name with no use here: a warning when set */
+    CC_KIND_TEXT,    /* any text, read by its own module (no default) */
 } cc_opt_kind_t;
 
 typedef struct {
@@ -56,6 +57,8 @@ enum {
     CC_OPT_CORE_POLICY,
     CC_OPT_TASK_PRIORITY,
     CC_OPT_OVERSUBSCRIBE,
+    CC_OPT_TEST_FAULT,
+    CC_OPT_TEST_FAULT_COUNT,
     CC_OPT_COUNT
 };
 

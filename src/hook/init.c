@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/options.h"
+#include "common/fault.h"
 #include "common/log.h"
 #include "cudacap/config.h"
 #include "hook.h"
@@ -57,6 +58,7 @@ static void warn_hami_ignored(void)
 static void process_init_once(void)
 {
     cc_log_init();
+    cc_fault_init(); /* test builds arm faults by the environment (common/fault.h) */
     cc_config_load(&cc_cfg, env_get, environ);
     warn_hami_ignored();
     cc_count_calls = cc_cfg.count_calls;
