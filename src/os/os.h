@@ -16,8 +16,8 @@
  *    O_NONBLOCK, /proc files are read once.
  *
  * Not here, on purpose: the SIGBUS guard's own mmap (region/guard.c runs it
- * in a signal handler and must not meet a fault point), close(), pread()
- * and the clock (common/clock.h). */
+ * in a signal handler and must not meet a fault point), close(), pread(),
+ * the ledger's futex waits and sleeps, and the clock (common/clock.h). */
 #ifndef CC_OS_OS_H
 #define CC_OS_OS_H
 
