@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The layering rule of src/ (docs/design.md, "Layout"), from its
 # #include "..." lines. Layers, bottom to top:
-#   common < region < cap (cap/mem included) < hook
+#   common < os < region < cap (cap/mem included) < hook
 # A file may include headers of its own layer and the layers below, and the
-# public headers (include/cudacap/). cli/ may include common, region, cap,
-# cli and the public headers, never hook; nothing outside cli/ includes cli.
+# public headers (include/cudacap/). cli/ may include common, os, region,
+# cap, cli and the public headers, never hook; nothing outside cli/ includes
+# cli.
 # Each upward edge is printed as file:line -> header; exit 1 if any.
 #   scripts/check_layers.sh [source root]   (default: this checkout)
 set -euo pipefail
@@ -14,15 +15,16 @@ cd "$root"
 rank() { # layer of a path relative to the root: a number, cli, public or ""
   case "$1" in
     src/common/*) echo 0 ;;
-    src/region/*) echo 1 ;;
-    src/cap/*) echo 2 ;;
-    src/hook/*) echo 3 ;;
+    src/os/*) echo 1 ;;
+    src/region/*) echo 2 ;;
+    src/cap/*) echo 3 ;;
+    src/hook/*) echo 4 ;;
     src/cli/*) echo cli ;;
     include/*) echo public ;;
     *) echo "" ;;
   esac
 }
-name() { case "$1" in 0) echo common ;; 1) echo region ;; 2) echo cap ;; 3) echo hook ;; *) echo "$1" ;; esac; }
+name() { case "$1" in 0) echo common ;; 1) echo os ;; 2) echo region ;; 3) echo cap ;; 4) echo hook ;; *) echo "$1" ;; esac; }
 
 bad=0 edges=0
 while IFS= read -r -d '' f; do
@@ -40,7 +42,7 @@ while IFS= read -r -d '' f; do
     edges=$((edges + 1))
     ok=1
     if [ "$to" = public ] || [ -z "$to" ]; then ok=1
-    elif [ "$from" = cli ]; then [ "$to" = 3 ] && ok=0
+    elif [ "$from" = cli ]; then [ "$to" = 4 ] && ok=0
     elif [ "$to" = cli ]; then ok=0
     elif [ "$to" -gt "$from" ]; then ok=0
     fi

@@ -1,31 +1,31 @@
 /* Environment configuration of the simulator. */
 #include "sim_shared.h"
 
-#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "cudacap/config.h"
 
 static struct sim_config g_cfg;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_loaded; /* g_mu */
 
-uint64_t sim_parse_size(const char *s, uint64_t dflt)
+/* A size from the environment, read by the library's parser
+ * (cudacap/config.h, src/common/size.c): the simulator accepts exactly the
+ * strings a cap accepts ("80g", "1.5GiB", "4096m"). Unset or empty: dflt;
+ * anything else that is not a size: dflt, said once on stderr. */
+uint64_t sim_env_size(const char *name, uint64_t dflt)
 {
+    const char *s = getenv(name);
+    uint64_t v;
     if (!s || !*s)
         return dflt;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s)
-        return dflt;
-    switch (tolower((unsigned char)*end)) {
-    case 't': v <<= 40; break;
-    case 'g': v <<= 30; break;
-    case 'm': v <<= 20; break;
-    case 'k': v <<= 10; break;
-    default: break;
-    }
-    return v;
+    if (cc_parse_size(s, &v) == 0)
+        return v;
+    fprintf(stderr, "cudacap simulator: %s=\"%s\" is not a size; using %llu bytes\n", name, s,
+            (unsigned long long)dflt);
+    return dflt;
 }
 
 static long env_long(const char *name, long dflt)
@@ -44,14 +44,14 @@ static void load(void)
     g_cfg.ndev = (uint32_t)(n < 1 ? 1 : n > SIM_MAX_DEV ? SIM_MAX_DEV : n);
     long sms = env_long("CUDACAP_SIM_SMS", 132);
     g_cfg.sms = (uint32_t)(sms < 1 ? 1 : sms);
-    g_cfg.mem = sim_parse_size(getenv("CUDACAP_SIM_MEM"), 80ull << 30);
-    g_cfg.ctx_mem = sim_parse_size(getenv("CUDACAP_SIM_CTX_MEM"), 256ull << 20);
+    g_cfg.mem = sim_env_size("CUDACAP_SIM_MEM", 80ull << 30);
+    g_cfg.ctx_mem = sim_env_size("CUDACAP_SIM_CTX_MEM", 256ull << 20);
     for (int i = 0; i < SIM_MAX_DEV; i++) { /* CUDACAP_SIM_CTX_MEM_<i>: one device's */
         char name[40];
         snprintf(name, sizeof name, "CUDACAP_SIM_CTX_MEM_%d", i);
-        g_cfg.ctx_mem_dev[i] = sim_parse_size(getenv(name), g_cfg.ctx_mem);
+        g_cfg.ctx_mem_dev[i] = sim_env_size(name, g_cfg.ctx_mem);
     }
-    g_cfg.module_mem = sim_parse_size(getenv("CUDACAP_SIM_MODULE_MEM"), 0);
+    g_cfg.module_mem = sim_env_size("CUDACAP_SIM_MODULE_MEM", 0);
     long w = env_long("CUDACAP_SIM_UTIL_WINDOW_MS", 1000);
     g_cfg.util_window_ns = (uint64_t)(w < 1 ? 1 : w) * 1000000ull;
     g_cfg.pid_offset = env_long("CUDACAP_SIM_PID_OFFSET", 0);

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "os/os.h"
+
 static struct sim_shared *g_shm;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_slot = -1;
@@ -158,55 +160,28 @@ void sim_unlock(struct sim_shared *s)
 }
 
 /* Start time (field 22) of /proc/<pid>/stat; 0 if unreadable, UINT64_MAX
- * for a zombie (it holds no GPU memory any more). */
+ * for a zombie (it holds no GPU memory any more). The library's reader
+ * (src/os/os.h), so both see a process the same way. */
 static uint64_t start_time_of(pid_t pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char state;
+    uint64_t t;
+    if (cc_os_proc_stat(pid, &state, &t) != 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return 0;
-    p += 2; /* field 3: state */
-    if (*p == 'Z' || *p == 'X')
-        return UINT64_MAX;
-    for (int f = 3; f < 22 && p; f++) {
-        p = strchr(p, ' ');
-        if (p)
-            p++;
-    }
-    return p ? strtoull(p, NULL, 10) : 0;
+    return state == 'Z' || state == 'X' ? UINT64_MAX : t;
 }
 
+/* The first NSpid field whatever the levels (our pid in the outermost
+ * namespace we can see); our own pid without one. */
 static uint32_t host_pid(void)
 {
-    FILE *f = fopen("/proc/self/status", "re");
-    uint32_t pid = (uint32_t)getpid();
-    if (!f)
-        return pid;
-    char line[256];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "NSpid:", 6) == 0) {
-            unsigned long v = strtoul(line + 6, NULL, 10);
-            if (v)
-                pid = (uint32_t)v;
-            break;
-        }
-    }
-    fclose(f);
-    return pid;
+    uint32_t first;
+    return cc_os_nspid(&first, 1) >= 1 && first ? first : (uint32_t)getpid();
 }
 
 static int proc_alive(const struct sim_proc *p)
 {
-    if (kill((pid_t)p->pid, 0) != 0 && errno == ESRCH)
+    if (!cc_os_pid_alive((pid_t)p->pid))
         return 0;
     uint64_t st = start_time_of((pid_t)p->pid);
     return st != UINT64_MAX && (st == 0 || st == p->start_time);

@@ -66,7 +66,7 @@ struct sim_config {
 
 const struct sim_config *sim_config(void);
 void sim_config_reset(void);
-uint64_t sim_parse_size(const char *s, uint64_t dflt);
+uint64_t sim_env_size(const char *name, uint64_t dflt); /* cc_parse_size, or dflt */
 uint64_t sim_now_ns(void);              /* CLOCK_MONOTONIC */
 uint64_t sim_realtime_us(void);
 void sim_sleep_until(uint64_t mono_ns);

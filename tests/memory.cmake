@@ -5,10 +5,13 @@
 get_target_property(CC_ML_SRCS cudacap_core SOURCES)
 list(FILTER CC_ML_SRCS INCLUDE REGEX "^cap/mem/")
 list(TRANSFORM CC_ML_SRCS PREPEND ${CMAKE_SOURCE_DIR}/src/)
-list(APPEND CC_ML_SRCS ${CMAKE_SOURCE_DIR}/src/region/region.c ${CMAKE_SOURCE_DIR}/src/region/guard.c
-     ${CMAKE_SOURCE_DIR}/src/region/specs.c ${CMAKE_SOURCE_DIR}/src/common/log.c
-     # the log level is a row of the options table, parsed by config.c
-     ${CMAKE_SOURCE_DIR}/src/common/options.c ${CMAKE_SOURCE_DIR}/src/cap/config.c)
+# And every layer below (region, os, common), compiled with the control's
+# -D too: region.c and guard.c hold switches of their own.
+foreach(t cudacap_region cudacap_os cudacap_common)
+  get_target_property(srcs ${t} SOURCES)
+  list(TRANSFORM srcs PREPEND ${CMAKE_SOURCE_DIR}/src/)
+  list(APPEND CC_ML_SRCS ${srcs})
+endforeach()
 function(cc_ledger_test name)
   cc_test_exe(${name} ${ARGN})
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src)

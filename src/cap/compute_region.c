@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cap/controller.h"
+#include "os/os.h"
 #include "region/region.h"
 #include "region/specs.h"
 
@@ -70,10 +71,9 @@ int cc_compute_claim_device(cc_compute_region_t *r, const char *uuid, int64_t no
     return -1;
 }
 
-static int alive(uint32_t pid)
-{
-    return pid != 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
-}
+/* Cannot tell counts as alive (os/os.h): a registration is never freed
+ * from under a live process. */
+static int alive(uint32_t pid) { return pid != 0 && cc_os_pid_alive((pid_t)pid); }
 
 int cc_compute_register_proc(cc_compute_region_t *r, uint32_t pid, uint32_t host_pid)
 {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "os/os.h"
 #include "region/region.h"
 
 int cc_slock_open(cc_slock_t *l, const char *dir)
@@ -34,7 +35,7 @@ int cc_slock_claim(cc_slock_t *l, unsigned idx)
 {
     if (l->fd < 0 || idx >= 32) return 0;
     if (cc_slock_owned(l, idx)) return 1;
-    if (cc_lock_range(l->fd, (off_t)idx, 1, F_WRLCK, 0) != 0) return 0;
+    if (cc_os_lock(l->fd, (off_t)idx, 1, F_WRLCK, 0) != 0) return 0;
     l->owned |= 1u << idx;
     return 1;
 }

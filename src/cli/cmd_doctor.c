@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "os/os.h"
 #include "region/region.h"
 
 static int failures;
@@ -126,7 +127,7 @@ static void check_state(const char *dir)
                 dir, strerror(errno));
         return;
     }
-    int lk = cc_lock_range(fd, 0, 1, F_WRLCK, 0);
+    int lk = cc_os_lock(fd, 0, 1, F_WRLCK, 0);
     close(fd);
     unlink(p);
     if (lk != 0) {

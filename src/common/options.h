@@ -86,7 +86,7 @@ void cc_opt_say_shadowed(const cc_opt_value_t *v);
  * such name. */
 const char *cc_opt_name(const cc_option_t *o, int alias, int dev, char *buf, unsigned size);
 
-/* Parses s as o's kind (cap/config.c): 0 and *out set, or -1 (not of the
+/* Parses s as o's kind (common/opt_value.c): 0 and *out set, or -1 (not of the
  * kind), CC_SIZE_TOO_LARGE or CC_SIZE_BELOW_BYTE. */
 int cc_opt_parse(const cc_option_t *o, const char *s, uint64_t *out);
 

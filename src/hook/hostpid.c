@@ -82,19 +82,11 @@ static void record(uint32_t hp)
 /* Negative control (tests/compute.cmake): the old compute-side discovery,
  * the first NSpid field whatever the levels (the container pid when the
  * container has its own /proc). */
+#include "os/os.h"
 static uint32_t nspid_only(void)
 {
-    FILE *f = fopen("/proc/self/status", "re");
-    uint32_t pid = (uint32_t)getpid();
-    char line[256];
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "NSpid:", 6) == 0) {
-            unsigned long v = strtoul(line + 6, NULL, 10);
-            if (v) pid = (uint32_t)v;
-            break;
-        }
-    if (f) fclose(f);
-    return pid;
+    uint32_t first;
+    return cc_os_nspid(&first, 1) >= 1 && first ? first : (uint32_t)getpid();
 }
 #endif
 

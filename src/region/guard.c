@@ -53,6 +53,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
         for (int i = 0; i < CC_GUARD_MAX; i++) {
             uintptr_t b = __atomic_load_n(&g_slots[i].base, __ATOMIC_ACQUIRE);
             if (!b || a < b || a - b >= g_slots[i].size) continue;
+            /* mmap itself, not the OS layer (os/os.h): we are in a signal
+             * handler, where a fault point (it may log) must not run. */
             void *p = mmap((void *)b, g_slots[i].size, PROT_READ | PROT_WRITE,
                            MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (p == MAP_FAILED) break; /* cannot help: the default below */

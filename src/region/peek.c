@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
+
+#include "os/os.h"
 
 static const char *kind_of(mode_t m)
 {
@@ -16,18 +17,37 @@ static const char *kind_of(mode_t m)
          : S_ISLNK(m) ? "a symbolic link" : "not a plain file";
 }
 
+#ifdef CLI_TEST_BLOCKING_OPEN
+/* Negative control: the open without O_NONBLOCK (a FIFO blocks it), then
+ * the same checks as cc_os_open_regular. */
+static int blocking_open(const char *path, struct stat *st, int *at)
+{
+    *at = CC_OS_AT_OPEN;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return -1;
+    *at = CC_OS_AT_FSTAT;
+    if (cc_os_fstat(fd, st) == 0) {
+        *at = CC_OS_AT_TYPE;
+        if (S_ISREG(st->st_mode)) return fd;
+    }
+    close(fd);
+    return -1;
+}
+#endif
+
 int cc_peek_open(const char *path, struct stat *st, char *why, size_t len)
 {
-#ifdef CLI_TEST_BLOCKING_OPEN /* negative control: a FIFO blocks the open */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int at = 0;
+#ifdef CLI_TEST_BLOCKING_OPEN
+    int fd = blocking_open(path, st, &at);
 #else
-    /* O_NONBLOCK: opening a FIFO for reading would wait for a writer. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    /* O_NONBLOCK (os/os.h): opening a FIFO for reading would wait for a writer. */
+    int fd = cc_os_open_regular(path, O_RDONLY, 0, st, &at);
 #endif
-    if (fd < 0) {
+    if (fd < 0 && at == CC_OS_AT_OPEN) {
         int e = errno;
         struct stat l;
-        if (e == ELOOP && lstat(path, &l) == 0 && S_ISLNK(l.st_mode))
+        if (e == ELOOP && cc_os_lstat(path, &l) == 0 && S_ISLNK(l.st_mode))
             snprintf(why, len, "%s is a symbolic link, not a regular file", path);
         else if (e != ENOENT)
             snprintf(why, len, "%s: cannot open (%s)", path, strerror(e));
@@ -36,10 +56,8 @@ int cc_peek_open(const char *path, struct stat *st, char *why, size_t len)
     }
     const char *bad = NULL;
     char links[64];
-    if (fstat(fd, st) != 0) {
-        bad = strerror(errno);
-    } else if (!S_ISREG(st->st_mode)) {
-        bad = kind_of(st->st_mode);
+    if (fd < 0) {
+        bad = at == CC_OS_AT_FSTAT ? strerror(errno) : kind_of(st->st_mode);
     } else if (st->st_nlink != 1) {
         /* A hard link could be any file of the same file system (/etc/shadow
          * included): nothing cudacap makes has a second name. */
@@ -49,7 +67,7 @@ int cc_peek_open(const char *path, struct stat *st, char *why, size_t len)
     }
     if (bad) {
         snprintf(why, len, "%s is %s", path, bad);
-        close(fd);
+        if (fd >= 0) close(fd);
         errno = EINVAL;
         return -1;
     }
@@ -64,7 +82,7 @@ static void test_pause(int fd, const char *path, off_t size)
 {
     fprintf(stderr, "peek: paused %s\n", path);
     struct stat st;
-    for (int i = 0; i < 3000 && fstat(fd, &st) == 0 && st.st_size == size; i++) usleep(10000);
+    for (int i = 0; i < 3000 && cc_os_fstat(fd, &st) == 0 && st.st_size == size; i++) usleep(10000);
 }
 #endif
 
@@ -72,13 +90,13 @@ static void test_pause(int fd, const char *path, off_t size)
 static size_t read_all(int fd, char *copy, size_t size, const char *path, off_t at_open)
 {
 #ifdef CLI_TEST_MMAP_PEEK /* negative control: read through a shared mapping */
-    void *m = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) return 0;
+    void *m = cc_os_map_shared(NULL, size, fd, 0);
+    if (!m) return 0;
 #ifdef CLI_TEST_PEEK_PAUSE
     test_pause(fd, path, at_open);
 #endif
     memcpy(copy, m, size); /* SIGBUS past a truncated end */
-    munmap(m, size);
+    cc_os_unmap(m, size);
     return size;
 #else
     (void)path, (void)at_open;

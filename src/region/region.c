@@ -1,58 +1,12 @@
 #include "region/region.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
-
-static void fill_lock(struct flock *fl, short type, off_t start, off_t len)
-{
-    memset(fl, 0, sizeof *fl);
-    fl->l_type = type;
-    fl->l_whence = SEEK_SET;
-    fl->l_start = start;
-    fl->l_len = len;
-}
-
-int cc_lock_range(int fd, off_t start, off_t len, short type, int wait)
-{
-    struct flock fl;
-    fill_lock(&fl, type, start, len);
-    int r;
-#ifdef F_OFD_SETLK
-    do r = fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl);
-    while (r < 0 && errno == EINTR);
-    if (r == 0 || errno != EINVAL) return r;
-    /* EINVAL: a kernel without OFD locks (before 3.15). */
-    fill_lock(&fl, type, start, len);
-#endif
-    do r = fcntl(fd, wait ? F_SETLKW : F_SETLK, &fl);
-    while (r < 0 && errno == EINTR);
-    return r;
-}
-
-int cc_lock_query(int fd, off_t start, off_t len, off_t *at, off_t *n)
-{
-    struct flock fl;
-    fill_lock(&fl, F_WRLCK, start, len);
-    int r = -1;
-#ifdef F_OFD_GETLK
-    r = fcntl(fd, F_OFD_GETLK, &fl);
-    if (r != 0 && errno == EINVAL) fill_lock(&fl, F_WRLCK, start, len); /* no OFD locks */
-#endif
-    if (r != 0) r = fcntl(fd, F_GETLK, &fl);
-    if (r != 0) return -1;
-    if (fl.l_type == F_UNLCK) return 0;
-    if (at) *at = fl.l_start;
-    if (n) *n = fl.l_len ? fl.l_len : 1;
-    return 1;
-}
+#include "os/os.h"
 
 int cc_region_valid(const void *base, const struct cc_region_spec *spec)
 {
@@ -67,23 +21,7 @@ int cc_region_valid(const void *base, const struct cc_region_spec *spec)
 /* The state folder (0700) and its missing parents (0711: traversable, not
  * listable, as `cudacap prepare` makes them): a CUDACAP_STATE_DIR whose
  * parent did not exist left the process on a per-process cap. */
-int cc_region_ensure_dir(const char *dir)
-{
-    struct stat st;
-    if (stat(dir, &st) == 0) return S_ISDIR(st.st_mode) ? 0 : (errno = ENOTDIR, -1);
-    if (mkdir(dir, 0700) == 0 || errno == EEXIST) return 0;
-    if (errno != ENOENT) return -1;
-    char p[PATH_MAX];
-    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return errno = ENAMETOOLONG, -1;
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = 0;
-        if (mkdir(p, 0711) != 0 && errno != EEXIST) return -1;
-        *s = '/';
-    }
-    if (mkdir(p, 0700) == 0 || errno == EEXIST) return 0;
-    return -1;
-}
+int cc_region_ensure_dir(const char *dir) { return cc_os_mkdirs(dir, 0700, 0711); }
 
 static void rebuild(void *base, const struct cc_region_spec *spec)
 {
@@ -100,47 +38,33 @@ static void rebuild(void *base, const struct cc_region_spec *spec)
 
 int cc_state_open(const char *path, int flags, mode_t mode, const char **why)
 {
-    /* O_NOFOLLOW: a symbolic link planted in the folder cannot redirect us.
-     * O_NONBLOCK: a FIFO put in place of the file cannot block the open (it
-     * is refused below; on a regular file the flag changes nothing). */
-    int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
+    /* The open refuses symbolic links, FIFOs (without blocking on them) and
+     * anything else that is not a regular file (os/os.h). */
+    struct stat st;
+    int at = 0;
+    int fd = cc_os_open_regular(path, flags, mode, &st, &at);
     if (fd < 0) {
-        *why = errno == ELOOP ? "is a symbolic link" : errno == EISDIR ? "is a directory"
-                                                                       : "cannot open";
+        *why = at == CC_OS_AT_FSTAT ? "cannot stat"
+             : at == CC_OS_AT_TYPE  ? "not a regular file"
+             : errno == ELOOP       ? "is a symbolic link"
+             : errno == EISDIR      ? "is a directory"
+                                    : "cannot open";
         return -1;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        *why = "cannot stat";
-        goto refuse;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        *why = "not a regular file";
-        errno = EINVAL;
-        goto refuse;
-    }
 #ifndef CC_TEST_NO_FILE_CHECKS /* negative control of mem.region.files */
+    int e = 0;
     /* A second name for the file (a hard link from elsewhere): writing it
      * would write that other file too. O_NOFOLLOW does not see hard links. */
-    if (st.st_nlink != 1) {
-        *why = "has more than one name (hard link)";
-        errno = EMLINK;
-        goto refuse;
-    }
+    if (st.st_nlink != 1) *why = "has more than one name (hard link)", e = EMLINK;
     /* Someone else's file: not ours to rebuild (and not a folder of ours). */
-    if (st.st_uid != geteuid()) {
-        *why = "belongs to another user";
-        errno = EPERM;
-        goto refuse;
+    else if (st.st_uid != geteuid()) *why = "belongs to another user", e = EPERM;
+    if (e) {
+        close(fd);
+        errno = e;
+        return -1;
     }
 #endif
     return fd;
-refuse: {
-    int e = errno;
-    close(fd);
-    errno = e;
-}
-    return -1;
 }
 
 void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
@@ -172,7 +96,7 @@ void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
      * truncates and fills a small file, and waits a bounded time for live
      * processes to re-publish after a rebuild (cap/mem/ledger_rebuild.c); if it dies the
      * kernel releases the lock and we rebuild (idempotent). */
-    if (cc_lock_range(fd, 0, 1, F_WRLCK, !(o && o->try_lock)) != 0) {
+    if (cc_os_lock(fd, 0, 1, F_WRLCK, !(o && o->try_lock)) != 0) {
         if (o && o->try_lock && (errno == EAGAIN || errno == EACCES)) {
             close(fd);
             errno = EAGAIN;
@@ -183,22 +107,20 @@ void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
     }
     locked = 1;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
+    if (cc_os_fstat(fd, &st) != 0) {
         why = "cannot stat";
         goto fail;
     }
     int resized = 0;
     if (st.st_size != (off_t)spec->file_size) {
-        if (ftruncate(fd, spec->file_size) != 0) {
+        if (cc_os_ftruncate(fd, spec->file_size) != 0) {
             why = "cannot size";
             goto fail;
         }
         resized = 1;
     }
-    int mflags = MAP_SHARED | (o && o->fixed ? MAP_FIXED : 0);
-    base = mmap(o ? o->fixed : NULL, spec->file_size, PROT_READ | PROT_WRITE, mflags, fd, 0);
-    if (base == MAP_FAILED) {
-        base = NULL;
+    base = cc_os_map_shared(o ? o->fixed : NULL, spec->file_size, fd, 1);
+    if (!base) {
         why = "cannot map";
         goto fail;
     }
@@ -219,15 +141,15 @@ void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
         o->ino = st.st_ino;
         return base;
     }
-    cc_lock_range(fd, 0, 1, F_UNLCK, 0);
+    cc_os_lock(fd, 0, 1, F_UNLCK, 0);
     close(fd);
     return base;
 fail:
     {
         int e = errno;
         /* A mapping at a fixed address stays (it was the caller's). */
-        if (mapped && !(o && o->fixed)) munmap(base, spec->file_size);
-        if (locked) cc_lock_range(fd, 0, 1, F_UNLCK, 0);
+        if (mapped && !(o && o->fixed)) cc_os_unmap(base, spec->file_size);
+        if (locked) cc_os_lock(fd, 0, 1, F_UNLCK, 0);
         if (fd >= 0) close(fd);
         if (!(o && o->quiet))
             cc_warn("%s: %s (%s); this process runs without the container-wide %s", path, why,
@@ -242,9 +164,9 @@ void *cc_region_open(const char *dir, const struct cc_region_spec *spec)
     return cc_region_open_ex(dir, spec, NULL);
 }
 
-void cc_region_unlock_init(int fd) { cc_lock_range(fd, 0, 1, F_UNLCK, 0); }
+void cc_region_unlock_init(int fd) { cc_os_lock(fd, 0, 1, F_UNLCK, 0); }
 
 void cc_region_close(const void *base, const struct cc_region_spec *spec)
 {
-    if (base) munmap((void *)base, spec->file_size);
+    cc_os_unmap((void *)base, spec->file_size);
 }

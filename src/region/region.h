@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "cudacap/region.h"
+#include "os/os.h"
 
 struct cc_region_spec {
     const char *file;        /* name inside the state folder */
@@ -70,20 +71,20 @@ void cc_region_close(const void *base, const struct cc_region_spec *spec);
 /* True when the header at base matches the spec (acquire on magic). */
 int cc_region_valid(const void *base, const struct cc_region_spec *spec);
 
-/* fcntl byte-range lock: OFD when the kernel has it, classic POSIX otherwise
- * (which the kernel drops when the process closes ANY descriptor of the file:
- * hold long-lived classic locks only on files nobody else opens). type is
- * F_WRLCK, F_RDLCK or F_UNLCK. Returns 0, or -1 with errno (EAGAIN/EACCES:
- * held elsewhere, when wait is 0). */
-int cc_lock_range(int fd, off_t start, off_t len, short type, int wait);
+/* The byte-range locks are the OS layer's (os/os.h: cc_os_lock,
+ * cc_os_lock_query); these names stay for callers not yet moved to it
+ * (hook/hostpid.c). */
+static inline int cc_lock_range(int fd, off_t start, off_t len, short type, int wait)
+{
+    return cc_os_lock(fd, start, len, type, wait);
+}
+static inline int cc_lock_query(int fd, off_t start, off_t len, off_t *at, off_t *n)
+{
+    return cc_os_lock_query(fd, start, len, at, n);
+}
 
-/* Whether another open file description (OFD locks) or process (classic)
- * holds a lock that conflicts with a write lock on [start, start+len): 1
- * with the first such lock's start and length in *at / *n, 0 when none, -1
- * on error. Takes nothing. */
-int cc_lock_query(int fd, off_t start, off_t len, off_t *at, off_t *n);
-
-/* The state folder: made (0700, one level) when missing. 0, or -1 with errno. */
+/* The state folder (0700) and its missing parents (0711), through
+ * cc_os_mkdirs: 0, or -1 with errno. */
 int cc_region_ensure_dir(const char *dir);
 
 #endif

@@ -8,12 +8,12 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cap/mem/ledger_internal.h"
 #include "common/log.h"
 #include "cudacap/mem_region.h"
+#include "os/os.h"
 #include "region/region.h"
 
 struct ledger ml_sh, ml_pv;
@@ -34,9 +34,8 @@ static int private_ready(void)
     if (ml_pv.r) return 1;
     /* MAP_PRIVATE: a fork child gets a copy, which it zeroes (it owns none
      * of the parent's allocations). */
-    void *p = mmap(NULL, sizeof(cc_mem_region_t), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return 0;
+    void *p = cc_os_map_private(sizeof(cc_mem_region_t));
+    if (!p) return 0;
     ml_pv.r = p;
     ml_pv.r->proc[0].owner = (uint32_t)getpid();
     ml_pv.r->slots_hw = 1;

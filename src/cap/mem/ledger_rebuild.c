@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <linux/futex.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -30,6 +29,7 @@
 #include "cap/mem/ledger_internal.h"
 #include "common/log.h"
 #include "cudacap/mem_region.h"
+#include "os/os.h"
 #include "region/region.h"
 #include "region/specs.h"
 #include "common/clock.h"
@@ -83,7 +83,7 @@ void ml_rebuild_wait(cc_mem_region_t *r, int fd)
             for (int i = 0; i < CC_MEM_SLOTS && !done; i++)
                 done = __atomic_load_n(&r->proc[i].owner, __ATOMIC_ACQUIRE) == pids[k];
             off_t at, len;
-            if (!done && cc_lock_query(fd, (off_t)(CC_MEM_LIVE_BASE + pids[k]), 1, &at, &len) != 1)
+            if (!done && cc_os_lock_query(fd, (off_t)(CC_MEM_LIVE_BASE + pids[k]), 1, &at, &len) != 1)
                 done = 1; /* gone */
             if (done) pids[k] = 0;
             else left++;
@@ -122,7 +122,7 @@ static int path_moved(void)
     char path[1100];
     snprintf(path, sizeof path, "%s/%s", ml_dir, CC_MEM_REGION_FILE);
     struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    if (cc_os_lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     return st.st_dev != ml_fdev || st.st_ino != ml_fino;
 }
 
@@ -135,10 +135,8 @@ static int remap_locked(int moved)
 {
     struct cc_region_spec spec = ml_spec();
     struct stat st;
-    if (!moved && ml_fd >= 0 && fstat(ml_fd, &st) == 0 && st.st_size == (off_t)spec.file_size) {
-        void *p = mmap(ml_sh.r, spec.file_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                       ml_fd, 0);
-        if (p != MAP_FAILED) {
+    if (!moved && ml_fd >= 0 && cc_os_fstat(ml_fd, &st) == 0 && st.st_size == (off_t)spec.file_size) {
+        if (cc_os_map_shared(ml_sh.r, spec.file_size, ml_fd, 1)) {
             cc_region_unfault(ml_sh.r);
             if (cc_region_valid(ml_sh.r, &spec)) return 1;
         }

@@ -5,60 +5,30 @@
  * region with NVML's view. */
 #include "cap/memledger.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "cap/mem/ledger_internal.h"
 #include "cudacap/mem_region.h"
+#include "os/os.h"
 #include "region/region.h"
 
 /* ---- liveness ---------------------------------------------------------- */
-
-/* Reads field 3 (state) and 22 (start time) of /proc/<pid>/stat. The comm
- * field may hold spaces and parentheses: parse after the LAST ')'. */
-static int read_stat(pid_t pid, char *state, uint64_t *start)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return -1;
-    buf[n] = 0;
-    char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ') return -1;
-    p += 2; /* field 3 */
-    *state = *p;
-    for (int f = 3; f < 22; f++) {
-        p = strchr(p, ' ');
-        if (!p) return -1;
-        p++;
-    }
-    *start = strtoull(p, NULL, 10);
-    return 0;
-}
 
 uint64_t cc_ml_start_time(pid_t pid)
 {
     char st;
     uint64_t t;
-    return read_stat(pid, &st, &t) == 0 ? t : 0;
+    return cc_os_proc_stat(pid, &st, &t) == 0 ? t : 0;
 }
 
 int cc_ml_pid_alive(uint32_t pid, uint64_t start_time)
 {
     if (pid == 0 || pid >= CC_MEM_REAPING) return 0;
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 0;
+    if (!cc_os_pid_alive((pid_t)pid)) return 0; /* gone ("cannot tell" reads as alive) */
     char st;
     uint64_t t;
-    if (read_stat((pid_t)pid, &st, &t) != 0) return 1; /* no /proc: trust kill */
+    if (cc_os_proc_stat((pid_t)pid, &st, &t) != 0) return 1; /* no /proc: trust kill */
     if (st == 'Z' || st == 'X') return 0;
     if (start_time && t != start_time) return 0; /* the pid was reused */
     return 1;
@@ -69,7 +39,7 @@ int cc_ml_pid_alive(uint32_t pid, uint64_t start_time)
 int ml_live_lock(int fd, uint32_t pid)
 {
     if (fd < 0 || pid == 0 || pid >= CC_MEM_LIVE_PIDS) return -1;
-    return cc_lock_range(fd, (off_t)(CC_MEM_LIVE_BASE + pid), 1, F_WRLCK, 0);
+    return cc_os_lock(fd, (off_t)(CC_MEM_LIVE_BASE + pid), 1, F_WRLCK, 0);
 }
 
 /* 1: pid holds its liveness byte; 0: it does not; -1: cannot tell. */
@@ -78,7 +48,7 @@ static int live_held(uint32_t pid)
     if (ml_fd < 0 || pid == 0 || pid >= CC_MEM_LIVE_PIDS) return -1;
     if (pid == (uint32_t)getpid()) return 1;
     off_t at, n;
-    return cc_lock_query(ml_fd, (off_t)(CC_MEM_LIVE_BASE + pid), 1, &at, &n);
+    return cc_os_lock_query(ml_fd, (off_t)(CC_MEM_LIVE_BASE + pid), 1, &at, &n);
 }
 
 /* The pids holding a liveness byte, other than us (at most max). */
@@ -92,7 +62,7 @@ int ml_live_pids(int fd, uint32_t *out, int max)
         off_t lo = lo_s[--top], hi = hi_s[top];
         if (lo >= hi) continue;
         off_t at, len;
-        if (cc_lock_query(fd, lo, hi - lo, &at, &len) != 1) continue;
+        if (cc_os_lock_query(fd, lo, hi - lo, &at, &len) != 1) continue;
         if (at < lo) at = lo;
         off_t end = at + len > hi ? hi : at + len;
         for (off_t p = at; p < end && n < max; p++) out[n++] = (uint32_t)(p - (off_t)CC_MEM_LIVE_BASE);
@@ -249,23 +219,7 @@ int cc_ml_host_pid_taken(uint32_t host_pid)
 
 uint32_t cc_ml_nspid_host(void)
 {
-    FILE *f = fopen("/proc/self/status", "re");
-    if (!f) return 0;
-    char line[256];
-    uint32_t host = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "NSpid:", 6) != 0) continue;
-        char *p = line + 6, *end;
-        unsigned long first = strtoul(p, &end, 10);
-        int levels = end != p;
-        while (end != p) {
-            p = end;
-            strtoul(p, &end, 10);
-            if (end != p) levels++;
-        }
-        if (levels > 1) host = (uint32_t)first;
-        break;
-    }
-    fclose(f);
-    return host;
+    /* The host's pid is the first of several levels; one level is ours. */
+    uint32_t pids[1];
+    return cc_os_nspid(pids, 1) > 1 ? pids[0] : 0;
 }

@@ -1,0 +1,139 @@
+/* The OS layer (issue 11): every operating-system call the library makes
+ * about its state files and processes, behind one contract, in the manner
+ * of mimalloc's prim.h. Above common/, below region/ (docs/design.md,
+ * "Layout"); implemented for Linux in os_linux.c.
+ *
+ * Common to every entry unless it says otherwise:
+ *  - It begins with its fault point (common/fault.h): when the point fires
+ *    the entry fails as documented below, with errno EIO, before making any
+ *    system call. Unarmed, the point costs one relaxed load and a branch.
+ *  - Failure is -1 (NULL for mappings) with errno set; success leaves errno
+ *    unspecified.
+ *  - Thread-safe: no state of its own.
+ *  - Async-signal-safe only where it says so, and then only while no fault
+ *    is armed (a firing point may log).
+ *  - Never blocks except where it says so: state files are opened
+ *    O_NONBLOCK, /proc files are read once.
+ *
+ * Not here, on purpose: the SIGBUS guard's own mmap (region/guard.c runs it
+ * in a signal handler and must not meet a fault point), close(), pread(),
+ * the ledger's futex waits and sleeps, and the clock (common/clock.h). */
+#ifndef CC_OS_OS_H
+#define CC_OS_OS_H
+
+#include <fcntl.h> /* F_RDLCK, F_WRLCK, F_UNLCK, O_* */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* ---- files ------------------------------------------------------------- */
+
+/* The step of cc_os_open_regular that refused (for the caller's message). */
+enum { CC_OS_AT_OPEN = 1, CC_OS_AT_FSTAT, CC_OS_AT_TYPE };
+
+/* Opens path with flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK (mode when
+ * O_CREAT), then fstats it into *st and refuses anything but a regular
+ * file. O_NOFOLLOW: a symbolic link in place of the file cannot redirect
+ * us; O_NONBLOCK: a FIFO in its place cannot block the open (it is then
+ * refused). Returns the descriptor, or -1 with nothing left open, errno and
+ * *at (at may be NULL):
+ *   CC_OS_AT_OPEN   open's errno (ENOENT, ELOOP: a symbolic link, EISDIR,
+ *                   EACCES, ...); EIO when CC_FP_OPEN fires
+ *   CC_OS_AT_FSTAT  fstat's errno; EIO when CC_FP_FSTAT fires
+ *   CC_OS_AT_TYPE   EINVAL: not a regular file; *st holds its status
+ * Fault point: CC_FP_OPEN (then cc_os_fstat's). Async-signal-safe. */
+int cc_os_open_regular(const char *path, int flags, mode_t mode, struct stat *st, int *at);
+
+/* fstat(fd). 0, or -1 with fstat's errno (EBADF); EIO when CC_FP_FSTAT
+ * fires. Async-signal-safe. */
+int cc_os_fstat(int fd, struct stat *st);
+
+/* lstat(path): the name itself, a symbolic link not followed. 0, or -1
+ * with lstat's errno (ENOENT, ...); EIO when CC_FP_FSTAT fires.
+ * Async-signal-safe. */
+int cc_os_lstat(const char *path, struct stat *st);
+
+/* ftruncate(fd, size). 0, or -1 with its errno (EINVAL, EPERM, ENOSPC...);
+ * EIO when CC_FP_FTRUNCATE fires. Async-signal-safe. */
+int cc_os_ftruncate(int fd, off_t size);
+
+/* Makes the folder dir (mode) and, when missing, its parents (parent_mode;
+ * existing ones are left as they are). 0 when dir exists as a folder
+ * already or was made; -1 with errno: ENOTDIR (dir, or a parent, is not a
+ * folder), ENAMETOOLONG (over PATH_MAX), mkdir's (EACCES, EROFS, ...); EIO
+ * when CC_FP_MKDIR fires. Not atomic: a concurrent maker is fine (EEXIST
+ * counts as made). Async-signal-safe. */
+int cc_os_mkdirs(const char *dir, mode_t mode, mode_t parent_mode);
+
+/* ---- mappings ---------------------------------------------------------- */
+
+/* Maps size bytes of fd from offset 0, MAP_SHARED, readable (and writable
+ * when writable != 0). at != NULL: MAP_FIXED over at (a mapping the caller
+ * owns, replaced atomically); NULL: where the kernel chooses. Returns the
+ * mapping (never MAP_FAILED), or NULL with mmap's errno (EACCES, ENOMEM,
+ * ENODEV...); EIO when CC_FP_MAP fires, at left as it was. Touching pages
+ * past the file's end later raises SIGBUS (region/guard.c). */
+void *cc_os_map_shared(void *at, size_t size, int fd, int writable);
+
+/* size bytes of zeroed, private, anonymous read-write memory (copied on
+ * fork). Returns it, or NULL with errno (ENOMEM); EIO when CC_FP_MAP
+ * fires. */
+void *cc_os_map_private(size_t size);
+
+/* Unmaps [p, p + size) (from cc_os_map_*); p NULL: nothing. No fault point:
+ * it cannot fail on a mapping we made, and its callers cannot act on a
+ * failure. */
+void cc_os_unmap(void *p, size_t size);
+
+/* ---- byte-range locks -------------------------------------------------- */
+
+/* fcntl byte-range lock on [start, start + len): OFD (owned by the open
+ * file description) when the kernel has it, classic POSIX otherwise (before
+ * Linux 3.15; those the kernel drops when the process closes ANY descriptor
+ * of the file: hold long-lived classic locks only on files nobody else
+ * opens). type: F_WRLCK, F_RDLCK or F_UNLCK. wait != 0: blocks until
+ * granted (EINTR retried); else never blocks. Returns 0, or -1 with errno:
+ * EAGAIN or EACCES (held elsewhere, wait == 0), EDEADLK, EBADF, ENOLCK;
+ * EIO when CC_FP_LOCK fires (nothing taken). F_UNLCK has no fault point:
+ * releasing a lock we hold does not fail, and an injected failure would
+ * leave an init lock held and hang every other process of the container.
+ * Async-signal-safe. */
+int cc_os_lock(int fd, off_t start, off_t len, short type, int wait);
+
+/* Whether another open file description (OFD locks) or process (classic)
+ * holds a lock that conflicts with a write lock on [start, start + len):
+ * 1, with the first such lock's start and length in *at / *n (either may
+ * be NULL; a lock to the end of the file reads as length 1), 0 when none,
+ * -1 with errno (EBADF, EINVAL); EIO when CC_FP_LOCK fires. Takes
+ * nothing; never blocks. Async-signal-safe. */
+int cc_os_lock_query(int fd, off_t start, off_t len, off_t *at, off_t *n);
+
+/* ---- processes --------------------------------------------------------- */
+
+/* Whether process pid may be alive: kill(pid, 0). 0 only when the kernel
+ * says there is no such process (ESRCH); 1 otherwise (it exists, ours or
+ * not (EPERM), or cannot tell). pid <= 0: 0 (kill would address a group).
+ * When CC_FP_ALIVE fires: 1, "alive", the safe answer: a caller never
+ * reclaims a live process's accounting on a fault, it only keeps a dead
+ * one's a while longer. errno unspecified. Async-signal-safe. */
+int cc_os_pid_alive(pid_t pid);
+
+/* Fields 3 (state: R, S, D, Z, X...) and 22 (start time, clock ticks
+ * since boot) of /proc/<pid>/stat, parsed after the last ')' (the command
+ * name may hold spaces and parentheses). Reads once, never blocks. 0, or
+ * -1 with errno: ENOENT (no such process, or no /proc), open's or read's,
+ * EINVAL (not the expected format); EIO when CC_FP_PROC_STAT fires.
+ * *state and *start are written only on success. Async-signal-safe. */
+int cc_os_proc_stat(pid_t pid, char *state, uint64_t *start);
+
+/* Our pid at each level of pid namespace, outermost (the host's) first:
+ * the NSpid line of /proc/self/status (Linux 4.1+). Stores the first
+ * min(levels, max) of them in pids and returns the number of levels: 1
+ * when we are in no pid namespace below the host's (or see no other), 0
+ * when the line is absent (an older kernel), -1 with errno when the file
+ * cannot be read (open's errno; EIO when CC_FP_NSPID fires). Reads once.
+ * Not async-signal-safe (stdio). */
+int cc_os_nspid(uint32_t *pids, int max);
+
+#endif
