@@ -7,6 +7,7 @@ list(FILTER CC_ML_SRCS INCLUDE REGEX "^cap/mem/")
 list(TRANSFORM CC_ML_SRCS PREPEND ${CMAKE_SOURCE_DIR}/src/)
 list(APPEND CC_ML_SRCS ${CMAKE_SOURCE_DIR}/src/region/region.c ${CMAKE_SOURCE_DIR}/src/region/guard.c
      ${CMAKE_SOURCE_DIR}/src/region/specs.c ${CMAKE_SOURCE_DIR}/src/common/log.c
+     ${CMAKE_SOURCE_DIR}/src/common/fork.c # the ledger registers its fork reset
      # the log level is a row of the options table, parsed by config.c
      ${CMAKE_SOURCE_DIR}/src/common/options.c ${CMAKE_SOURCE_DIR}/src/cap/config.c)
 function(cc_ledger_test name)
