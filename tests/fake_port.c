@@ -75,7 +75,7 @@ static cc_port_t port;
 
 void fake_port_install(void)
 {
-    port = cc_port_default; /* NVML, host pid and fork: the failing defaults */
+    port = cc_port_default; /* NVML and host pid: the failing defaults */
     port.event_create = ev_create;
     port.event_record = port.event_record_ptsz = ev_record;
     port.event_query = ev_done;

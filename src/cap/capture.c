@@ -2,6 +2,7 @@
 #include "cap/capture.h"
 
 #include "cap/port.h"
+#include "common/fork.h"
 
 int cc_captures_live;
 
@@ -48,8 +49,10 @@ void cc_capture_relaxed_leave(const CUstreamCaptureMode *saved)
     cc_port()->exchange_capture_mode(&m); /* after a successful enter only */
 }
 
-void cc_capture_fork_child(void)
+static void fork_child(void)
 {
     /* The child has no captures (and CUDA state must be rebuilt anyway). */
     __atomic_store_n(&cc_captures_live, 0, __ATOMIC_RELAXED);
 }
+
+void cc_capture_init(void) { cc_fork_child_register(fork_child); }

@@ -40,6 +40,8 @@ int cc_capture_stream_busy(CUstream s, int ptsz);
 int cc_capture_relaxed_enter(CUstreamCaptureMode *saved);
 void cc_capture_relaxed_leave(const CUstreamCaptureMode *saved);
 
-void cc_capture_fork_child(void);
+/* The compute cap is on (cc_compute_decide_mode, compute.h): registers the
+ * count's fork-child reset (a child has no captures). */
+void cc_capture_init(void);
 
 #endif

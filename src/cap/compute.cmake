@@ -1,5 +1,5 @@
 # Compute cap sources (relative to src/). All of them are in cudacap_core
-# too: gate/cost/capture/watcher reach the driver, NVML and the hook layer
+# too: setup/gate/cost/capture/watcher reach the driver, NVML and the hook layer
 # only through the port (cap/port.h), so the archive links alone; the
 # multi-process tests pull the pure pieces (bucket, controller, election,
 # sampling lock, region).
@@ -12,6 +12,7 @@ set(CC_COMPUTE_SOURCES
   cap/compute_region.c
   cap/capture.c
   cap/cost.c
+  cap/compute_setup.c
   cap/gate.c
   cap/watcher.c
 )

@@ -1,6 +1,6 @@
-/* The compute cap inside libcudacap.so: per-process device state shared by
- * the launch gate (gate.c), the cost model (cost.c) and the watcher thread
- * (watcher.c). See docs/compute.md. */
+/* The compute cap inside libcudacap.so: per-process device state (set up in
+ * compute_setup.c) shared by the launch gate (gate.c), the cost model
+ * (cost.c) and the watcher thread (watcher.c). See docs/compute.md. */
 #ifndef CC_CAP_COMPUTE_H
 #define CC_CAP_COMPUTE_H
 
@@ -8,16 +8,20 @@
 #include <stdint.h>
 
 #include "cap/bucket.h"
+#include "cap/gate.h" /* cc_compute_mode */
 #include "cap/sampling_lock.h"
 #include "cudacap/compute_region.h"
 #include "cudacap/nvml.h"
 
-/* 0: not decided yet, 1: no compute cap in this process (launches pass
- * straight through), 2: some device is capped. */
-extern int cc_compute_mode;
+enum cc_compute_device_state {
+    CC_DEV_UNSET = 0,    /* not set up yet (first use sets it up) */
+    CC_DEV_CAPPED = 1,   /* capped: the fields below are valid */
+    CC_DEV_UNCAPPED = 2, /* no cap on this device (or no way to cap it) */
+};
 
-struct cc_cdev {
-    int state;               /* 0 not set up, 1 capped, 2 not capped */
+/* The compute cap's per-process state of one device (compute_setup.c). */
+struct cc_compute_device {
+    enum cc_compute_device_state state; /* acquire/release */
     int idx;                 /* line index in the region (lock byte); -1 private */
     cc_compute_dev_t *line;  /* shared line, or a private one */
     uint32_t cap_pm;         /* the hard cap */
@@ -45,12 +49,20 @@ struct cc_cdev {
     int probe;
 };
 
+/* Setup (compute_setup.c). */
+/* At the first launch (once): decides cc_compute_mode, and with a cap
+ * initialises the cap's modules (capture, cost, watcher), each registering
+ * its fork-child reset. */
+void cc_compute_decide_mode(void);
 /* The device state of a CUDA ordinal, set up on first use. NULL when out of
  * range. */
-struct cc_cdev *cc_compute_dev(int ordinal);
+struct cc_compute_device *cc_compute_dev(int ordinal);
 /* Devices set up so far (the watcher walks them). */
 int cc_compute_ndev(void);
-struct cc_cdev *cc_compute_dev_at(int i);
+struct cc_compute_device *cc_compute_dev_at(int i);
+/* This pid into the region's process table, when not yet (a fork child's
+ * first capped launch). Two loads once it is. */
+void cc_compute_register_here(void);
 /* This process's pid as NVML reports it (hook/hostpid.c); 0 not known yet. */
 uint32_t cc_compute_host_pid(void);
 /* hostpid.c found it: into this process's slot of the process table. */
@@ -73,11 +85,13 @@ void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int6
                  cc_compute_dev_t *line, int launched);
 /* Completes measurements that finished; at most max (0 = all). */
 void cc_cost_poll(int max);
-void cc_cost_fork_child(void);
+/* The cap is on (cc_compute_decide_mode): registers cost.c's fork reset. */
+void cc_cost_init(void);
 extern int cc_cost_pending; /* queued measurements (a hint, relaxed) */
 
 /* Watcher (watcher.c). */
 void cc_watcher_ensure(void);
-void cc_watcher_fork_child(void);
+/* The cap is on (cc_compute_decide_mode): registers watcher.c's fork reset. */
+void cc_watcher_init(void);
 
 #endif

@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "cap/port.h"
 #include "common/clock.h"
+#include "common/fork.h"
 
 #define CC_COST_ENTRIES 1024
 #define CC_COST_PROBE 8
@@ -273,7 +274,7 @@ void cc_cost_poll(int max)
     pthread_mutex_unlock(&mu);
 }
 
-void cc_cost_fork_child(void)
+static void fork_child(void)
 {
     /* The parent's events belong to its contexts: forget them (not destroy:
      * the child cannot use the parent's CUDA state). Estimates stay valid. */
@@ -282,3 +283,5 @@ void cc_cost_fork_child(void)
     memset(pairs, 0, sizeof pairs);
     cc_cost_pending = 0;
 }
+
+void cc_cost_init(void) { cc_fork_child_register(fork_child); }

@@ -6,9 +6,9 @@
 #include <cuda.h>
 #include <stdint.h>
 
-struct cc_cdev;
+struct cc_compute_device;
 struct cc_ticket {
-    struct cc_cdev *d;
+    struct cc_compute_device *d;
     void *m;       /* timing in progress, or NULL */
     void *key;
     uint64_t blocks;
@@ -17,8 +17,14 @@ struct cc_ticket {
     int ptsz;
 };
 
-/* 1 in cc_compute_mode: no cap anywhere in this process. */
-extern int cc_compute_mode;
+/* Whether this process gates its launches: decided at the first launch
+ * (compute_setup.c), then fixed. */
+enum cc_compute_mode {
+    CC_COMPUTE_UNDECIDED = 0, /* no launch yet */
+    CC_COMPUTE_UNCAPPED = 1,  /* no cap anywhere in this process: launches pass straight through */
+    CC_COMPUTE_CAPPED = 2,    /* some device is capped */
+};
+extern enum cc_compute_mode cc_compute_mode; /* release once decided */
 
 /* Admission (may wait). Returns 1 when the launch is gated (call
  * cc_gate_end after the real launch), 0 when it is not. */

@@ -59,8 +59,6 @@ static uint32_t no_host_pid_discover(int ordinal)
     (void)ordinal;
     return 0;
 }
-static void no_op(void) {}
-static void no_fork_register(void (*fn)(void)) { (void)fn; }
 
 const cc_port_t cc_port_default = {
     .event_create = no_event_create,
@@ -79,8 +77,6 @@ const cc_port_t cc_port_default = {
     .device_info = no_device_info,
     .host_pid_known = no_host_pid,
     .host_pid_discover = no_host_pid_discover,
-    .host_pid_forget = no_op,
-    .fork_child_register = no_fork_register,
 };
 
 const cc_port_t *cc_port_installed = &cc_port_default;

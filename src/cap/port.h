@@ -65,7 +65,7 @@ typedef struct cc_port {
     nvmlReturn_t (*nvml_process_utilization)(nvmlDevice_t dev, nvmlProcessUtilizationSample_t *buf,
                                              unsigned int *n, unsigned long long since_us);
 
-    /* --- devices (gate.c). */
+    /* --- devices (compute_setup.c, gate.c). */
     /* The ordinal of the calling thread's current context, -1 when none
      * (or before the devices are known). Called on every capped launch:
      * a load when there is one device, else one driver call. */
@@ -76,20 +76,16 @@ typedef struct cc_port {
      * discovery the first time (driver calls; needs cuInit done). */
     int (*device_info)(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t *nvml);
 
-    /* --- this process (gate.c, watcher.c). */
-    /* The host pid as NVML reports it when already known, else 0. A load. */
+    /* --- this process (compute_setup.c, watcher.c). */
+    /* The host pid as NVML reports it when already known, else 0. A load.
+     * A fork child starts at 0 (the hook layer resets its own state; the
+     * cap's modules register their resets directly: common/fork.h). */
     uint32_t (*host_pid_known)(void);
     /* The host pid, discovering it when unknown (a /proc read and one NVML
      * call on device `ordinal`); 0 while ambiguous: the caller retries later.
      * Not for the launch path. When found, the hook layer tells the cap
      * through cc_compute_note_host_pid (compute.h). */
     uint32_t (*host_pid_discover)(int ordinal);
-    /* In a fork child: forget the parent's host pid. */
-    void (*host_pid_forget)(void);
-    /* fn runs in every fork child, in registration order (at most 16, all
-     * registrants together; more are dropped with an error logged). Lock-free;
-     * a registration racing a fork may miss that fork's child. */
-    void (*fork_child_register)(void (*fn)(void));
 } cc_port_t;
 
 extern const cc_port_t *cc_port_installed; /* cc_port() */

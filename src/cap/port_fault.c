@@ -73,8 +73,6 @@ static uint32_t f_host_pid_discover(int ordinal)
 {
     return cc_fault(CC_FP_HOST_PID) ? 0 : in->host_pid_discover(ordinal);
 }
-static void f_host_pid_forget(void) { in->host_pid_forget(); }
-static void f_fork_register(void (*fn)(void)) { in->fork_child_register(fn); }
 
 static const cc_port_t faulty = {
     .event_create = f_event_create,
@@ -93,8 +91,6 @@ static const cc_port_t faulty = {
     .device_info = f_device_info,
     .host_pid_known = f_host_pid_known,
     .host_pid_discover = f_host_pid_discover,
-    .host_pid_forget = f_host_pid_forget,
-    .fork_child_register = f_fork_register,
 };
 
 const cc_port_t *cc_port_with_faults(const cc_port_t *inner)

@@ -20,6 +20,7 @@
 #include "cap/port.h"
 #include "common/log.h"
 #include "common/clock.h"
+#include "common/fork.h"
 
 #define CC_SAMPLES_MAX 512
 
@@ -49,7 +50,7 @@ static int member(uint32_t pid)
  * first version subtracted a margin and so declared samples due before
  * their period had ended: 30 % caps held at up to 40 % on the simulator's
  * periodic-NVML mode.) */
-static unsigned nvml_period_us(const struct cc_cdev *d)
+static unsigned nvml_period_us(const struct cc_compute_device *d)
 {
     unsigned m = 0;
     for (int i = 0; i < 16; i++)
@@ -62,7 +63,7 @@ static unsigned nvml_period_us(const struct cc_cdev *d)
  * container's pids (user) and over everyone (sys). 0 when no sample. With
  * procs (the sampler of a shared line), each container process's average
  * goes into its slot of the process table too (cudacap status). */
-static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int procs)
+static int sample(struct cc_compute_device *d, uint32_t *user_pm, uint32_t *sys_pm, int procs)
 {
     static nvmlProcessUtilizationSample_t buf[CC_SAMPLES_MAX];
     static uint32_t mine_pid[CC_SAMPLES_MAX]; /* this container's pids and averages */
@@ -165,7 +166,7 @@ static int sample(struct cc_cdev *d, uint32_t *user_pm, uint32_t *sys_pm, int pr
     return 1;
 }
 
-static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind);
+static void refill(struct cc_compute_device *d, uint64_t now, cc_controller_t kind);
 
 /* The bucket at least one nominal period full (where the controller's idle
  * bypass leaves it, and where accrual takes it) and nobody waiting: the
@@ -175,7 +176,7 @@ static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind);
  * idle or not). The same rule on the owner and on standbys, all reading the
  * shared line: a skipping owner must not look wedged to a standby, which
  * would then sample in its place. */
-static int idle(const struct cc_cdev *d)
+static int idle(const struct cc_compute_device *d)
 {
 #ifdef CC_TEST_SAMPLE_IDLE /* negative control: sample whatever the bucket says */
     (void)d;
@@ -190,7 +191,7 @@ static int idle(const struct cc_cdev *d)
 #endif
 }
 
-static void cycle(struct cc_cdev *d)
+static void cycle(struct cc_compute_device *d)
 {
     cc_compute_dev_t *line = d->line;
     uint64_t now = cc_mono_ns();
@@ -229,7 +230,8 @@ static void cycle(struct cc_cdev *d)
 /* An elastic line's target for this refill (elastic.h), its state loaded
  * from and stored back to d->el, the borrowed device time counted. Returns
  * the target; *yield: back to the hard share now. */
-static uint32_t elastic(struct cc_cdev *d, const cc_ctrl_input_t *in, uint64_t at, int *yield)
+static uint32_t elastic(struct cc_compute_device *d, const cc_ctrl_input_t *in, uint64_t at,
+                        int *yield)
 {
     cc_compute_elastic_t *el = d->el;
     cc_elastic_state_t es = {
@@ -270,12 +272,12 @@ static uint32_t elastic(struct cc_cdev *d, const cc_ctrl_input_t *in, uint64_t a
 }
 
 /* The nominal supply of a target (permille): the hard nominal scaled. */
-static int64_t nominal_of(const struct cc_cdev *d, uint32_t target_pm)
+static int64_t nominal_of(const struct cc_compute_device *d, uint32_t target_pm)
 {
     return d->cap_pm ? (int64_t)((double)d->nominal * target_pm / d->cap_pm) : d->nominal;
 }
 
-static void refill(struct cc_cdev *d, uint64_t now, cc_controller_t kind)
+static void refill(struct cc_compute_device *d, uint64_t now, cc_controller_t kind)
 {
     cc_compute_dev_t *line = d->line;
     cc_refill_begin(line);
@@ -408,7 +410,7 @@ void cc_watcher_ensure(void)
     pthread_mutex_unlock(&start_mu);
 }
 
-void cc_watcher_fork_child(void)
+static void fork_child(void)
 {
     /* The thread did not survive fork; the lock descriptor did, and must
      * not: it would make the child co-owner of the parent's sampling lock. */
@@ -418,3 +420,5 @@ void cc_watcher_fork_child(void)
     slock_tried = 0;
     __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
 }
+
+void cc_watcher_init(void) { cc_fork_child_register(fork_child); }

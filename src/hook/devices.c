@@ -7,7 +7,7 @@
 #include "common/log.h"
 #include "hook.h"
 
-static struct cc_device devs[CC_MAX_DEVICES];
+static struct cc_device_id devs[CC_MAX_DEVICES];
 static int ndevs;
 static int discovered; /* 1 after a successful discovery (release) */
 static pthread_mutex_t discover_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -45,7 +45,7 @@ static void discover(void)
     for (int i = 0; i < n; i++) {
         CUdevice d;
         CUuuid u;
-        struct cc_device *dv = &devs[i];
+        struct cc_device_id *dv = &devs[i];
         dv->ordinal = i;
         if (get(&d, i) != CUDA_SUCCESS || uuid(&u, d) != CUDA_SUCCESS) return;
         uuid_string(&u, dv->uuid, sizeof dv->uuid);
@@ -72,7 +72,7 @@ int cc_devices_count(void)
     return __atomic_load_n(&discovered, __ATOMIC_ACQUIRE) ? ndevs : 0;
 }
 
-const struct cc_device *cc_device(int ordinal)
+const struct cc_device_id *cc_device(int ordinal)
 {
     int n = cc_devices_count();
     return ordinal >= 0 && ordinal < n ? &devs[ordinal] : NULL;

@@ -11,7 +11,9 @@
 
 #define CC_UUID_LEN 48 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" + NUL, padded */
 
-struct cc_device {
+/* One device's identity in this process: its ordinal, UUID (the key across
+ * processes), NVML handle, and the shape numbers read with them. */
+struct cc_device_id {
     int ordinal;          /* CUDA ordinal in this process */
     char uuid[CC_UUID_LEN];
     int sm_count;
@@ -24,7 +26,7 @@ struct cc_device {
 int cc_devices_count(void);
 
 /* Device by CUDA ordinal, or NULL. */
-const struct cc_device *cc_device(int ordinal);
+const struct cc_device_id *cc_device(int ordinal);
 
 /* The ordinal of the calling thread's current context; 0 when there is only
  * one device (no driver call), -1 when there is no current context. */

@@ -39,7 +39,7 @@ __typeof__(cuGraphInstantiateWithParams) cuGraphInstantiateWithParams_ptsz;
 __typeof__(cuGraphUpload) cuGraphUpload_ptsz;
 /* The CUDA 11 instantiate ABI, declared by cuda.h only for the driver. */
 CUresult cuGraphInstantiate_v2(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t);
-/* Older context-creation ABIs (host pid discovery, hostpid.c); cuda.h
+/* Older context-creation ABIs (wrapped in ctx_create.c); cuda.h
  * declares them only for the driver. */
 CUresult cuCtxCreate_v2(CUcontext *, unsigned int, CUdevice);
 CUresult cuCtxCreate_v3(CUcontext *, CUexecAffinityParam *, int, unsigned int, CUdevice);

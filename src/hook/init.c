@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/fork.h"
 #include "common/options.h"
 #include "common/fault.h"
 #include "common/log.h"
@@ -27,8 +28,8 @@ static const char *env_get(const char *name) { return getenv(name); }
 static void child_after_fork(void)
 {
     /* Private per-process state that must not be shared with the parent
-     * resets here; shared mappings stay. Each subsystem registers its own
-     * reset in cc_fork_children. */
+     * resets here; shared mappings stay. Each module registers its own
+     * reset (common/fork.h). */
     cc_fork_child_run();
 }
 

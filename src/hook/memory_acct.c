@@ -21,8 +21,6 @@ static pthread_once_t g_fork_once = PTHREAD_ONCE_INIT;
 
 static void fork_child(void)
 {
-    cc_ml_fork_child();
-    cc_hostpid_fork_child();
     cc_at_reset();
     /* Bindings stay (same region, same devices); the overhead of the child
      * is measured again on its first use. */
@@ -87,7 +85,7 @@ const struct cc_mdev *cc_mem_dev(int o)
     pthread_mutex_lock(&g_mu);
     s = g_state[o];
     if (s == 0) {
-        const struct cc_device *dv = cc_device(o);
+        const struct cc_device_id *dv = cc_device(o);
         uint64_t cap = cc_cfg.mem_limit[o];
         if (!dv || !cap) {
             s = dv ? 2 : 0; /* no device yet: try again later */

@@ -36,7 +36,7 @@ static uint64_t limit_growth(int o, CUlimit limit, size_t value)
     if (!get || get(&cur, limit) != CUDA_SUCCESS || value <= cur) return 0;
     uint64_t grow = (uint64_t)(value - cur);
     if (limit == CU_LIMIT_STACK_SIZE) {
-        const struct cc_device *dv = cc_device(o);
+        const struct cc_device_id *dv = cc_device(o);
         uint64_t threads = dv ? (uint64_t)dv->sm_count * (uint64_t)dv->max_threads_per_sm : 0;
         if (!threads) threads = 132ull * 2048; /* unknown: an H100/H200's */
         grow = grow > UINT64_MAX / threads ? UINT64_MAX : grow * threads;

@@ -1,5 +1,5 @@
 /* The real port (cap/port.h): the driver's and NVML's entries, and the hook
- * layer's device, host-pid and fork services, for the cap layer. Installed
+ * layer's device and host-pid services, for the cap layer. Installed
  * by cc_port_real_install() once the driver is open (init.c). The driver
  * entries are the driver's own functions, resolved here once (a missing one
  * is the default port's failing entry), so a call through the port is the
@@ -12,7 +12,6 @@
 #include "devices.h"
 #include "hook.h"
 #include "hook/hostpid.h"
-#include "hook/process.h"
 
 static int real_nvml_open(void);
 static nvmlReturn_t real_proc_util(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
@@ -27,8 +26,6 @@ static cc_port_t real = {
     .device_info = real_device_info,
     .host_pid_known = cc_hostpid_known,
     .host_pid_discover = cc_hostpid,
-    .host_pid_forget = cc_hostpid_fork_child,
-    .fork_child_register = cc_fork_child_register,
 };
 
 static nvmlReturn_t (*proc_util)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
@@ -53,7 +50,7 @@ static nvmlReturn_t real_proc_util(nvmlDevice_t d, nvmlProcessUtilizationSample_
 static int real_device_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t *nvml)
 {
     _Static_assert(CC_PORT_UUID_LEN == CC_UUID_LEN, "port.h's UUID length is devices.h's");
-    const struct cc_device *dv = cc_device(ordinal);
+    const struct cc_device_id *dv = cc_device(ordinal);
     if (!dv) return -1;
     memcpy(uuid, dv->uuid, CC_UUID_LEN);
     uuid[CC_UUID_LEN - 1] = 0;

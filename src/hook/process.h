@@ -4,11 +4,7 @@
 #define CC_PROCESS_H
 
 #include "cap/cfg.h" /* cc_cfg: the cap layer's, loaded once by cc_process_init() */
-
-/* Subsystems that keep per-process state register a reset for fork children
- * (up to 16, registered during init; run in registration order). */
-void cc_fork_child_register(void (*fn)(void));
-void cc_fork_child_run(void);
+#include "common/fork.h" /* fork children: each module registers its own reset */
 
 void cc_stats_register_exit_report(void);
 

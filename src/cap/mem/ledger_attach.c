@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cap/mem/ledger_internal.h"
+#include "common/fork.h"
 #include "common/log.h"
 #include "cudacap/mem_region.h"
 #include "os/os.h"
@@ -75,6 +76,7 @@ void ml_go_private_locked(const char *why)
 void ml_attach_locked(const char *dir)
 {
     if (ml_attached) return;
+    cc_fork_child_register(cc_ml_fork_child); /* before our state; again (a fork child): no-op */
     ml_attached = 1;
     if (dir && dir != ml_dir) snprintf(ml_dir, sizeof ml_dir, "%s", dir);
     if (!private_ready()) cc_error("cannot map a private memory ledger; memory is not capped");

@@ -1,0 +1,29 @@
+/* NVML's process list (nvml_procs.h). */
+#include "nvml_procs.h"
+
+#include "devices.h"
+#include "hook.h"
+
+typedef nvmlReturn_t (*procs_fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
+
+int cc_nvml_procs(int ordinal, nvmlProcessInfo_t *p, unsigned *n)
+{
+    const struct cc_device_id *dv = cc_device(ordinal);
+    if (!dv || !dv->nvml) return -1;
+    cc_nvml_init();
+    static procs_fn fn;
+    if (!fn) fn = (procs_fn)cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetComputeRunningProcesses_v3");
+    if (!fn) return -1;
+    return fn(dv->nvml, n, p) == NVML_SUCCESS ? 0 : -1;
+}
+
+int cc_nvml_pids(int ordinal, unsigned *pids, unsigned *n)
+{
+    nvmlProcessInfo_t p[CC_NVML_PROCS_MAX];
+    unsigned k = CC_NVML_PROCS_MAX;
+    if (cc_nvml_procs(ordinal, p, &k) != 0) return -1;
+    if (k > CC_NVML_PROCS_MAX) k = CC_NVML_PROCS_MAX;
+    for (unsigned i = 0; i < k; i++) pids[i] = p[i].pid;
+    *n = k;
+    return 0;
+}
