@@ -8,11 +8,18 @@
 #include "hook/process.h"
 #include "memory_acct.h"
 
-CC_EXPORT nvmlReturn_t nvmlInit_v2(void) { CC_PASS_NVML(nvmlInit_v2); }
+CC_EXPORT nvmlReturn_t nvmlInit_v2(void)
+{
+    __typeof__(&nvmlInit_v2) real = CC_NVML_REAL(nvmlInit_v2);
+    if (__builtin_expect(!real, 0)) return cc_nvml_missing(CC_FN_nvmlInit_v2);
+    return real();
+}
 
 CC_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
 {
-    CC_PASS_NVML(nvmlInitWithFlags, flags);
+    __typeof__(&nvmlInitWithFlags) real = CC_NVML_REAL(nvmlInitWithFlags);
+    if (__builtin_expect(!real, 0)) return cc_nvml_missing(CC_FN_nvmlInitWithFlags);
+    return real(flags);
 }
 
 /* The container's view of dev; 0 when dev is not capped. */
@@ -42,8 +49,7 @@ static int capped_view(nvmlDevice_t dev, uint64_t phys_total, uint64_t phys_free
 
 CC_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem)
 {
-    cc_enter_nvml(CC_FN_nvmlDeviceGetMemoryInfo);
-    __typeof__(&nvmlDeviceGetMemoryInfo) real = CC_REAL(nvmlDeviceGetMemoryInfo);
+    __typeof__(&nvmlDeviceGetMemoryInfo) real = CC_NVML_REAL(nvmlDeviceGetMemoryInfo);
     if (!real) return cc_nvml_missing(CC_FN_nvmlDeviceGetMemoryInfo);
     nvmlReturn_t r = real(dev, mem);
     uint64_t t, u, f;
@@ -57,8 +63,7 @@ CC_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m
 
 CC_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *mem)
 {
-    cc_enter_nvml(CC_FN_nvmlDeviceGetMemoryInfo_v2);
-    __typeof__(&nvmlDeviceGetMemoryInfo_v2) real = CC_REAL(nvmlDeviceGetMemoryInfo_v2);
+    __typeof__(&nvmlDeviceGetMemoryInfo_v2) real = CC_NVML_REAL(nvmlDeviceGetMemoryInfo_v2);
     if (!real) return cc_nvml_missing(CC_FN_nvmlDeviceGetMemoryInfo_v2);
     nvmlReturn_t r = real(dev, mem);
     uint64_t t, u, f;
