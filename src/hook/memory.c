@@ -17,7 +17,7 @@ static CUresult alloc_linear(enum cc_fn id, CUdeviceptr *dptr, size_t bytes, uns
     void *real = cc_cuda_real(id);
     if (__builtin_expect(!real, 0)) return cc_cuda_missing(id);
     int o;
-    const struct cc_mdev *m = cc_mem_here(&o);
+    const struct cc_mem_device *m = cc_mem_here(&o);
     CUresult r;
 #define CALL()                                                                 \
     (id == CC_FN_cuMemAllocManaged                                             \
@@ -48,7 +48,7 @@ CC_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t w
     __typeof__(&cuMemAllocPitch_v2) real = CC_CUDA_REAL(cuMemAllocPitch_v2);
     if (!real) return cc_cuda_missing(CC_FN_cuMemAllocPitch_v2);
     int o;
-    const struct cc_mdev *m = cc_mem_here(&o);
+    const struct cc_mem_device *m = cc_mem_here(&o);
     if (!m || !dptr || !pitch || !width || !height) return real(dptr, pitch, width, height, elem);
     /* Reserve the likely size first (rows padded to 512 bytes), then settle
      * to what the driver chose: pitch * height. */
@@ -109,7 +109,7 @@ CC_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
     if (!real) return cc_cuda_missing(CC_FN_cuDeviceTotalMem_v2);
     CUresult r = real(bytes, dev);
     if (r == CUDA_SUCCESS && bytes && dev >= 0 && dev < CC_MAX_DEVICES) {
-        const struct cc_mdev *m = cc_mem_dev((int)dev);
+        const struct cc_mem_device *m = cc_mem_dev((int)dev);
         if (m && m->cap < *bytes) *bytes = (size_t)m->cap;
     }
     return r;

@@ -49,7 +49,7 @@ CC_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
     __typeof__(&cuCtxSetLimit) real = CC_CUDA_REAL(cuCtxSetLimit);
     if (!real) return cc_cuda_missing(CC_FN_cuCtxSetLimit);
     int o;
-    const struct cc_mdev *m = cc_mem_here(&o);
+    const struct cc_mem_device *m = cc_mem_here(&o);
     uint64_t need = m ? limit_growth(o, limit, value) : 0;
     if (need && cc_mem_reserve_overhead(m, o, need) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r = real(limit, value);

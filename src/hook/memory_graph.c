@@ -96,7 +96,7 @@ static uint64_t gattr(int o, CUgraphMem_attribute a, uint64_t dflt)
  * reserved for the call just made (now part of the reserve or not). g_mu. */
 static void settle_locked(int o, uint64_t pre)
 {
-    const struct cc_mdev *m = cc_mem_dev(o);
+    const struct cc_mem_device *m = cc_mem_dev(o);
     if (!m) return;
     uint64_t had = g_charged[o] + pre;
     uint64_t now = gattr(o, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, had); /* unknown: keep */
@@ -125,7 +125,7 @@ static int begin_locked(const struct need *n, uint64_t pre[CC_MAX_DEVICES])
     for (int o = 0; o < CC_MAX_DEVICES; o++) {
         pre[o] = 0;
         if (!(n->mask & (1u << o))) continue;
-        const struct cc_mdev *m = cc_mem_dev(o);
+        const struct cc_mem_device *m = cc_mem_dev(o);
         if (!m) continue;
         uint64_t res = gattr(o, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, 0);
         uint64_t used = gattr(o, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, 0);

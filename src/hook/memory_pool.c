@@ -37,7 +37,7 @@ static uint64_t attr(CUmemoryPool p, CUmemPool_attribute a, uint64_t dflt)
 }
 
 /* Settles pool p's charge to what it reserves now. g_mu held. */
-static void settle_locked(CUmemoryPool p, const struct cc_mdev *m, int o)
+static void settle_locked(CUmemoryPool p, const struct cc_mem_device *m, int o)
 {
     struct cc_at_val v;
     uint64_t key = (uint64_t)(uintptr_t)p;
@@ -82,7 +82,7 @@ static CUresult alloc_async(enum cc_fn id, CUdeviceptr *dptr, size_t size, CUmem
     (from_pool ? ((__typeof__(&cuMemAllocFromPoolAsync))real)(dptr, size, pool, s)          \
                : ((__typeof__(&cuMemAllocAsync))real)(dptr, size, s))
     int o = -1;
-    const struct cc_mdev *m = NULL;
+    const struct cc_mem_device *m = NULL;
     struct cc_at_val pv;
     if (from_pool && pool && cc_at_get(CC_AT_POOL, (uint64_t)(uintptr_t)pool, &pv))
         o = (int)pv.aux, m = cc_mem_dev(o);
@@ -133,7 +133,7 @@ CC_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *pro
     if (!real) return cc_cuda_missing(CC_FN_cuMemPoolCreate);
     CUresult r = real(pool, props);
     if (r == CUDA_SUCCESS && pool && props && props->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
-        const struct cc_mdev *m = cc_mem_dev(props->location.id);
+        const struct cc_mem_device *m = cc_mem_dev(props->location.id);
         if (m) {
             struct cc_at_val v = {.h = m->h, .refs = 1, .bytes = 0,
                                   .aux = (uint64_t)props->location.id};

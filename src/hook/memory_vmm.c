@@ -22,7 +22,7 @@ CC_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size
 {
     __typeof__(&cuMemCreate) real = CC_CUDA_REAL(cuMemCreate);
     if (!real) return cc_cuda_missing(CC_FN_cuMemCreate);
-    const struct cc_mdev *m = NULL;
+    const struct cc_mem_device *m = NULL;
     int o = -1;
     if (handle && prop && size && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
         o = prop->location.id;
@@ -90,7 +90,7 @@ typedef CUresult (*req_fn)(CUDA_ARRAY_MEMORY_REQUIREMENTS *, void *, CUdevice);
 /* Counts a freshly created array (or mipmapped array); on refusal destroys
  * it and returns OOM, leaving nothing changed. */
 static CUresult settle(int kind, void *obj, const char *req_name, enum cc_fn destroy_id,
-                       const struct cc_mdev *m, int o)
+                       const struct cc_mem_device *m, int o)
 {
     static req_fn reqs[2];
     int i = kind == CC_AT_MIPMAP;
@@ -115,7 +115,7 @@ CC_EXPORT CUresult cuArrayCreate_v2(CUarray *h, const CUDA_ARRAY_DESCRIPTOR *d)
     if (!real) return cc_cuda_missing(CC_FN_cuArrayCreate_v2);
     CUresult r = real(h, d);
     int o;
-    const struct cc_mdev *m = r == CUDA_SUCCESS && h ? cc_mem_here(&o) : NULL;
+    const struct cc_mem_device *m = r == CUDA_SUCCESS && h ? cc_mem_here(&o) : NULL;
     return m ? settle(CC_AT_ARRAY, *h, "cuArrayGetMemoryRequirements", CC_FN_cuArrayDestroy, m,
                       o)
              : r;
@@ -127,7 +127,7 @@ CC_EXPORT CUresult cuArray3DCreate_v2(CUarray *h, const CUDA_ARRAY3D_DESCRIPTOR 
     if (!real) return cc_cuda_missing(CC_FN_cuArray3DCreate_v2);
     CUresult r = real(h, d);
     int o;
-    const struct cc_mdev *m = r == CUDA_SUCCESS && h ? cc_mem_here(&o) : NULL;
+    const struct cc_mem_device *m = r == CUDA_SUCCESS && h ? cc_mem_here(&o) : NULL;
     return m ? settle(CC_AT_ARRAY, *h, "cuArrayGetMemoryRequirements", CC_FN_cuArrayDestroy, m,
                       o)
              : r;
@@ -140,7 +140,7 @@ CC_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *h, const CUDA_ARRAY3
     if (!real) return cc_cuda_missing(CC_FN_cuMipmappedArrayCreate);
     CUresult r = real(h, d, levels);
     int o;
-    const struct cc_mdev *m = r == CUDA_SUCCESS && h ? cc_mem_here(&o) : NULL;
+    const struct cc_mem_device *m = r == CUDA_SUCCESS && h ? cc_mem_here(&o) : NULL;
     return m ? settle(CC_AT_MIPMAP, *h, "cuMipmappedArrayGetMemoryRequirements",
                       CC_FN_cuMipmappedArrayDestroy, m, o)
              : r;
