@@ -197,6 +197,22 @@ int cc_mem_reserve(const struct cc_mem_device *m, int ordinal, uint64_t bytes)
     return -1;
 }
 
+/* The one computation behind cc_mem_info and cc_mem_info_ledger. o: the
+ * ordinal whose overhead to re-measure, or -1. */
+static void view(int h, uint64_t cap, int o, uint64_t phys_free, uint64_t phys_total,
+                 uint64_t *free_b, uint64_t *total_b, uint64_t *used_b)
+{
+    cc_ml_sweep();
+    cc_mem_pools_refresh();
+    cc_mem_graph_refresh();
+    if (o >= 0) cc_mem_refresh_overhead(o);
+    uint64_t total = cap < phys_total ? cap : phys_total;
+    uint64_t used = cc_ml_used(h);
+    uint64_t fr = used < total ? total - used : 0;
+    if (fr > phys_free) fr = phys_free; /* the device itself is the other bound */
+    *free_b = fr, *total_b = total, *used_b = used;
+}
+
 void cc_mem_info(int o, uint64_t phys_free, uint64_t phys_total, uint64_t *free_b,
                  uint64_t *total_b, uint64_t *used_b)
 {
@@ -206,15 +222,25 @@ void cc_mem_info(int o, uint64_t phys_free, uint64_t phys_total, uint64_t *free_
         *used_b = phys_total - (phys_free < phys_total ? phys_free : phys_total);
         return;
     }
-    cc_ml_sweep();
-    cc_mem_pools_refresh();
-    cc_mem_graph_refresh();
-    cc_mem_refresh_overhead(o);
-    uint64_t total = m->cap < phys_total ? m->cap : phys_total;
-    uint64_t used = cc_ml_used(m->h);
-    uint64_t fr = used < total ? total - used : 0;
-    if (fr > phys_free) fr = phys_free; /* the device itself is the other bound */
-    *free_b = fr, *total_b = total, *used_b = used;
+    view(m->h, m->cap, o, phys_free, phys_total, free_b, total_b, used_b);
+}
+
+/* The ordinal this process bound to ledger handle h (binding it fully if a
+ * fork left it unmeasured), or -1. Reads the bindings only: never starts
+ * device discovery, which NVML-only processes must not do. */
+static int bound_ordinal(int h)
+{
+    for (int o = 0; o < CC_MAX_DEVICES; o++) {
+        int s = __atomic_load_n(&g_state[o], __ATOMIC_ACQUIRE);
+        if ((s == BOUND || s == UNMEASURED) && g_md[o].h == h && cc_mem_dev(o)) return o;
+    }
+    return -1;
+}
+
+void cc_mem_info_ledger(int h, uint64_t cap, uint64_t phys_free, uint64_t phys_total,
+                        uint64_t *free_b, uint64_t *total_b, uint64_t *used_b)
+{
+    view(h, cap, bound_ordinal(h), phys_free, phys_total, free_b, total_b, used_b);
 }
 
 void cc_mem_track(int kind, uint64_t key, const struct cc_mem_device *m, uint64_t bytes)

@@ -33,10 +33,20 @@ int cc_mem_reserve(const struct cc_mem_device *m, int ordinal, uint64_t bytes);
  * minus what we track). */
 void cc_mem_refresh_overhead(int ordinal);
 
-/* Container use of ordinal's device (after a sweep) and the reported total
- * (min(cap, physical)). */
+/* The container's view of ordinal's device, what cuMemGetInfo reports:
+ * used = the container's use (after a sweep, and with this process's pools,
+ * graph memory and overhead re-measured), total = min(cap, physical),
+ * free = total - used (clamped, and never above the device's real free).
+ * An uncapped device: the physical numbers. */
 void cc_mem_info(int ordinal, uint64_t phys_free, uint64_t phys_total, uint64_t *free_b,
                  uint64_t *total_b, uint64_t *used_b);
+/* The same view for NVML's memory queries (nvml.c), which know a device by
+ * its ledger handle h (its UUID) and its cap by NVML index: one computation,
+ * so NVML and cuMemGetInfo report the same numbers. This process's
+ * overhead is re-measured when it has bound h to an ordinal (it has a
+ * context there); without CUDA (nvidia-smi) there is none to measure. */
+void cc_mem_info_ledger(int h, uint64_t cap, uint64_t phys_free, uint64_t phys_total,
+                        uint64_t *free_b, uint64_t *total_b, uint64_t *used_b);
 
 /* Same, binding without measuring the overhead (context admission: the
  * context being created is not there yet). */

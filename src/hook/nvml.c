@@ -1,8 +1,10 @@
-/* NVML entry points. Memory queries report the container's view: total =
+/* NVML entry points. Memory queries report the container's view, computed
+ * by memory_acct.c as for cuMemGetInfo (cc_mem_info_ledger): total =
  * min(cap, physical), used = the container's use from the ledger (context
- * overheads included), free = total - used (clamped, and never above the
- * device's real free). Works without CUDA (nvidia-smi): the device is found
- * by UUID, the cap by NVML index (the index the process would see). */
+ * overheads, pools and graph memory refreshed first), free = total - used
+ * (clamped, and never above the device's real free). Works without CUDA
+ * (nvidia-smi): the device is found by UUID, the cap by NVML index (the
+ * index the process would see). */
 #include "cap/memledger.h"
 #include "hook.h"
 #include "hook/process.h"
@@ -22,7 +24,8 @@ CC_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
     return real(flags);
 }
 
-/* The container's view of dev; 0 when dev is not capped. */
+/* The container's view of dev, memory_acct.c's (the same as cuMemGetInfo's);
+ * 0 when dev is not capped. Finds the ledger by UUID, the cap by index. */
 static int capped_view(nvmlDevice_t dev, uint64_t phys_total, uint64_t phys_free, uint64_t *total,
                        uint64_t *used, uint64_t *free_b)
 {
@@ -38,12 +41,7 @@ static int capped_view(nvmlDevice_t dev, uint64_t phys_total, uint64_t phys_free
     uint64_t cap = cc_cfg.mem_limit[idx];
     if (!cap) return 0;
     int h = cc_ml_device(cc_cfg.state_dir, uuid, cap);
-    cc_ml_sweep();
-    cc_mem_pools_refresh();
-    *total = cap < phys_total ? cap : phys_total;
-    *used = cc_ml_used(h);
-    *free_b = *used < *total ? *total - *used : 0;
-    if (*free_b > phys_free) *free_b = phys_free;
+    cc_mem_info_ledger(h, cap, phys_free, phys_total, free_b, total, used);
     return 1;
 }
 
