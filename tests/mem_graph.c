@@ -16,6 +16,10 @@
  *      the stream's pool) is refused over the cap like any cuMemAllocAsync.
  *   After cuGraphExecDestroy and cuDeviceGraphMemTrim the use is the
  *   context's again.
+ *   At each step NVML's memory view agrees with cuMemGetInfo's
+ *   (mem_views.h), asked first. Checked by hand: with nvml.c's own view of
+ *   before issue 11 (no graph refresh), "B freed in stream order" fails:
+ *   NVML still counts B's 512 MiB that cuMemFreeAsync gave back.
  *
  * Checked by hand: with the launch wrapper not calling cc_mem_graph_launch
  * (src/hook/launch.c before the hook), B's launch succeeds and the test fails
@@ -25,6 +29,7 @@
 
 #include "check.h"
 #include "cudacap/nvml.h"
+#include "mem_views.h"
 
 #define MIB (1ull << 20)
 #define CAP (1024 * MIB)
@@ -72,6 +77,7 @@ static CUgraph mem_graph(size_t bytes, int with_free, CUdeviceptr *ptr)
 
 #define EXPECT_USE(what, want)                                                          \
     do {                                                                                \
+        mem_views_agree(what);                                                          \
         uint64_t u_ = used_now(), s_ = sim_used();                                      \
         printf("%-28s ledger %5llu MiB, simulator %5llu MiB\n", what,                   \
                (unsigned long long)(u_ / MIB), (unsigned long long)(s_ / MIB));         \
@@ -128,6 +134,9 @@ int main(void)
     CHECK(r == CUDA_ERROR_OUT_OF_MEMORY, "C over the cap: launch returned %d", (int)r);
     CHECK_CU(cuMemFreeAsync(pb, st));
     CHECK_CU(cuStreamSynchronize(st));
+    /* Nothing of ours saw that free: the reserve shrank behind the ledger,
+     * and only a view that refreshes graph memory shows it. */
+    EXPECT_USE("B freed in stream order", base);
     CHECK_CU(cuGraphLaunch(ec, st)); /* allocates and frees 600 MiB */
     CHECK_CU(cuStreamSynchronize(st));
     EXPECT_USE("C ran (alloc + free node)", base);

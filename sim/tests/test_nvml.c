@@ -69,10 +69,13 @@ static int run_duty(void *arg)
         /* nothing since "now" */
         unsigned m = 8;
         CHECK(nvmlDeviceGetProcessUtilization(h, s, &m, s[0].timeStamp) == NVML_ERROR_NOT_FOUND);
-        /* last 100 ms only: still the duty cycle */
+        /* last 100 ms only: still the duty cycle. The window ends at the
+         * query, so a query late by L ms holds L ms of idle time after the
+         * last kernel: 1 point a millisecond here, not the 1 s window's 0.1
+         * (45 for 50 with the query 8.8 ms late, beside two suites). */
         m = 8;
         CHECK(nvmlDeviceGetProcessUtilization(h, s, &m, s[0].timeStamp - 100000) == NVML_SUCCESS);
-        NEAR(s[0].smUtil, d->check, tol + 1);
+        NEAR(s[0].smUtil, d->check, 3 + late);
     }
     nvmlShutdown();
     return 0;

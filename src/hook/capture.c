@@ -5,38 +5,50 @@
 #include "cap/capture.h"
 #include "hook.h"
 
-#define CC_BEGIN_CAPTURE(name, ...)                                            \
-    do {                                                                       \
-        cc_enter_cuda(CC_FN_##name);                                           \
-        __typeof__(&name) real_ = CC_REAL(name);                               \
-        if (__builtin_expect(!real_, 0)) return cc_cuda_missing(CC_FN_##name); \
-        CUresult r_ = real_(__VA_ARGS__);                                      \
-        if (r_ == CUDA_SUCCESS) cc_capture_begun();                            \
-        return r_;                                                             \
-    } while (0)
+/* After a begin: count the capture (cap/capture.h), pass the result on. */
+static CUresult begun(CUresult r)
+{
+    if (r == CUDA_SUCCESS) cc_capture_begun();
+    return r;
+}
 
-CC_EXPORT CUresult cuStreamBeginCapture(CUstream s) { CC_BEGIN_CAPTURE(cuStreamBeginCapture, s); }
+CC_EXPORT CUresult cuStreamBeginCapture(CUstream s)
+{
+    __typeof__(&cuStreamBeginCapture) real = CC_CUDA_REAL(cuStreamBeginCapture);
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(CC_FN_cuStreamBeginCapture);
+    return begun(real(s));
+}
 
 CC_EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream s)
 {
-    CC_BEGIN_CAPTURE(cuStreamBeginCapture_ptsz, s);
+    __typeof__(&cuStreamBeginCapture_ptsz) real = CC_CUDA_REAL(cuStreamBeginCapture_ptsz);
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(CC_FN_cuStreamBeginCapture_ptsz);
+    return begun(real(s));
 }
 
 CC_EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m)
 {
-    CC_BEGIN_CAPTURE(cuStreamBeginCapture_v2, s, m);
+    __typeof__(&cuStreamBeginCapture_v2) real = CC_CUDA_REAL(cuStreamBeginCapture_v2);
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(CC_FN_cuStreamBeginCapture_v2);
+    return begun(real(s, m));
 }
 
 CC_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode m)
 {
-    CC_BEGIN_CAPTURE(cuStreamBeginCapture_v2_ptsz, s, m);
+    __typeof__(&cuStreamBeginCapture_v2_ptsz) real = CC_CUDA_REAL(cuStreamBeginCapture_v2_ptsz);
+    if (__builtin_expect(!real, 0))
+        return cc_cuda_missing(CC_FN_cuStreamBeginCapture_v2_ptsz);
+    return begun(real(s, m));
 }
 
 CC_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *deps,
                                                const CUgraphEdgeData *edges, size_t n,
                                                CUstreamCaptureMode m)
 {
-    CC_BEGIN_CAPTURE(cuStreamBeginCaptureToGraph, s, g, deps, edges, n, m);
+    __typeof__(&cuStreamBeginCaptureToGraph) real = CC_CUDA_REAL(cuStreamBeginCaptureToGraph);
+    if (__builtin_expect(!real, 0))
+        return cc_cuda_missing(CC_FN_cuStreamBeginCaptureToGraph);
+    return begun(real(s, g, deps, edges, n, m));
 }
 
 CC_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g,
@@ -44,13 +56,16 @@ CC_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g,
                                                     const CUgraphEdgeData *edges, size_t n,
                                                     CUstreamCaptureMode m)
 {
-    CC_BEGIN_CAPTURE(cuStreamBeginCaptureToGraph_ptsz, s, g, deps, edges, n, m);
+    __typeof__(&cuStreamBeginCaptureToGraph_ptsz) real =
+        CC_CUDA_REAL(cuStreamBeginCaptureToGraph_ptsz);
+    if (__builtin_expect(!real, 0))
+        return cc_cuda_missing(CC_FN_cuStreamBeginCaptureToGraph_ptsz);
+    return begun(real(s, g, deps, edges, n, m));
 }
 
 static CUresult end_capture(enum cc_fn id, CUstream s, CUgraph *g, int ptsz)
 {
-    cc_enter_cuda(id);
-    __typeof__(&cuStreamEndCapture) real = (__typeof__(&cuStreamEndCapture))cc_real[id];
+    __typeof__(&cuStreamEndCapture) real = (__typeof__(&cuStreamEndCapture))cc_cuda_real(id);
     if (__builtin_expect(!real, 0)) return cc_cuda_missing(id);
     CUresult r = real(s, g);
     cc_capture_ended(r, s, ptsz);

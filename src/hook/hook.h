@@ -1,7 +1,8 @@
 /* The interposer's core: function ids, real entry points, lazy init, and the
- * macros every wrapper uses. Cost on a hot path (a launch): one acquire load
- * and one predictable branch for init, one plain load and branch for call
- * counting, then the indirect call to the driver. */
+ * prologue every wrapper starts with (cc_cuda_real, cc_nvml_real). Cost on
+ * a hot path (a launch): one acquire load and one predictable branch for
+ * init, one plain load and branch for call counting, then the indirect call
+ * to the driver. */
 #ifndef CC_HOOK_H
 #define CC_HOOK_H
 
@@ -101,22 +102,26 @@ static inline void cc_enter_nvml(enum cc_fn id)
 CUresult cc_cuda_missing(enum cc_fn id);
 nvmlReturn_t cc_nvml_missing(enum cc_fn id);
 
-/* The whole body of a pass-through wrapper: init, count, call the real entry
- * point or report it missing. */
-#define CC_PASS_CUDA(name, ...)                                                \
-    do {                                                                       \
-        cc_enter_cuda(CC_FN_##name);                                           \
-        __typeof__(&name) real_ = CC_REAL(name);                               \
-        if (__builtin_expect(!real_, 0)) return cc_cuda_missing(CC_FN_##name); \
-        return real_(__VA_ARGS__);                                             \
-    } while (0)
-#define CC_PASS_NVML(name, ...)                                                \
-    do {                                                                       \
-        cc_enter_nvml(CC_FN_##name);                                           \
-        __typeof__(&name) real_ = CC_REAL(name);                               \
-        if (__builtin_expect(!real_, 0)) return cc_nvml_missing(CC_FN_##name); \
-        return real_(__VA_ARGS__);                                             \
-    } while (0)
+/* The prologue of every wrapper: init, count the call, and the real entry
+ * point of id; NULL when the driver lacks it, and the wrapper then returns
+ * cc_cuda_missing(id) (the return stays in the wrapper, in sight). Inlined:
+ * on a launch it is the same loads and branches as written out. */
+static inline __attribute__((always_inline)) void *cc_cuda_real(enum cc_fn id)
+{
+    cc_enter_cuda(id);
+    return cc_real[id];
+}
+
+static inline __attribute__((always_inline)) void *cc_nvml_real(enum cc_fn id)
+{
+    cc_enter_nvml(id);
+    return cc_real[id];
+}
+
+/* The same, typed as the exported function `name` (a call expression; a
+ * macro only for the id and the type it derives from the name). */
+#define CC_CUDA_REAL(name) ((__typeof__(&name))cc_cuda_real(CC_FN_##name))
+#define CC_NVML_REAL(name) ((__typeof__(&name))cc_nvml_real(CC_FN_##name))
 
 /* Loading (loader.c). */
 extern void *(*cc_real_dlsym)(void *, const char *);

@@ -9,22 +9,24 @@
 #include "hook.h"
 #include "memory_graph.h"
 
-/* key: what the cost model times (function or graph exec); blocks: the grid
- * size; stream, ptsz: where timing events go. */
-#define CC_GATED_CUDA(name, key, blocks, stream, ptsz, ...)                    \
-    do {                                                                       \
-        cc_enter_cuda(CC_FN_##name);                                           \
-        __typeof__(&name) real_ = CC_REAL(name);                               \
-        if (__builtin_expect(!real_, 0)) return cc_cuda_missing(CC_FN_##name); \
-        if (__builtin_expect(__atomic_load_n(&cc_compute_mode, __ATOMIC_RELAXED) == 1, 1)) \
-            return real_(__VA_ARGS__);                                         \
-        struct cc_ticket t_;                                                   \
-        if (!cc_gate_begin(&t_, (key), (blocks), (stream), (ptsz)))            \
-            return real_(__VA_ARGS__);                                         \
-        CUresult r_ = real_(__VA_ARGS__);                                      \
-        cc_gate_end(&t_, r_);                                                  \
-        return r_;                                                             \
-    } while (0)
+/* The fast path's test: no compute cap, so the launch goes straight to the
+ * driver (one relaxed load, one predictable branch; the wrapper's call is
+ * then a tail call, so the ticket is declared only after it). Otherwise
+ * each wrapper asks cc_gate_begin (key: what the cost model times, a
+ * function or a graph exec; blocks: the grid size; stream, ptsz: where
+ * timing events go), whose 1 means "metered: settle with gated()". */
+static inline __attribute__((always_inline)) int uncapped(void)
+{
+    return __builtin_expect(
+        __atomic_load_n(&cc_compute_mode, __ATOMIC_RELAXED) == CC_COMPUTE_UNCAPPED, 1);
+}
+
+/* After a metered launch: settles its ticket, passes the driver's result on. */
+static inline CUresult gated(struct cc_ticket *t, CUresult r)
+{
+    cc_gate_end(t, r);
+    return r;
+}
 
 static inline uint64_t grid(unsigned gx, unsigned gy, unsigned gz)
 {
@@ -42,29 +44,50 @@ CC_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsign
                                   unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                   CUstream s, void **params, void **extra)
 {
-    CC_GATED_CUDA(cuLaunchKernel, f, grid(gx, gy, gz), s, 0, f, gx, gy, gz, bx, by, bz, smem, s,
-                  params, extra);
+    __typeof__(&cuLaunchKernel) real = CC_CUDA_REAL(cuLaunchKernel);
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(CC_FN_cuLaunchKernel);
+    if (uncapped()) return real(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+    struct cc_ticket t;
+    if (!cc_gate_begin(&t, f, grid(gx, gy, gz), s, 0))
+        return real(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+    return gated(&t, real(f, gx, gy, gz, bx, by, bz, smem, s, params, extra));
 }
 
 CC_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                                        unsigned bx, unsigned by, unsigned bz, unsigned smem,
                                        CUstream s, void **params, void **extra)
 {
-    CC_GATED_CUDA(cuLaunchKernel_ptsz, f, grid(gx, gy, gz), s, 1, f, gx, gy, gz, bx, by, bz,
-                  smem, s, params, extra);
+    __typeof__(&cuLaunchKernel_ptsz) real = CC_CUDA_REAL(cuLaunchKernel_ptsz);
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(CC_FN_cuLaunchKernel_ptsz);
+    if (uncapped()) return real(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+    struct cc_ticket t;
+    if (!cc_gate_begin(&t, f, grid(gx, gy, gz), s, 1))
+        return real(f, gx, gy, gz, bx, by, bz, smem, s, params, extra);
+    return gated(&t, real(f, gx, gy, gz, bx, by, bz, smem, s, params, extra));
 }
 
 CC_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params,
                                     void **extra)
 {
-    CC_GATED_CUDA(cuLaunchKernelEx, f, grid_cfg(cfg), stream_cfg(cfg), 0, cfg, f, params, extra);
+    __typeof__(&cuLaunchKernelEx) real = CC_CUDA_REAL(cuLaunchKernelEx);
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(CC_FN_cuLaunchKernelEx);
+    if (uncapped()) return real(cfg, f, params, extra);
+    struct cc_ticket t;
+    if (!cc_gate_begin(&t, f, grid_cfg(cfg), stream_cfg(cfg), 0))
+        return real(cfg, f, params, extra);
+    return gated(&t, real(cfg, f, params, extra));
 }
 
 CC_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f,
                                          void **params, void **extra)
 {
-    CC_GATED_CUDA(cuLaunchKernelEx_ptsz, f, grid_cfg(cfg), stream_cfg(cfg), 1, cfg, f, params,
-                  extra);
+    __typeof__(&cuLaunchKernelEx_ptsz) real = CC_CUDA_REAL(cuLaunchKernelEx_ptsz);
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(CC_FN_cuLaunchKernelEx_ptsz);
+    if (uncapped()) return real(cfg, f, params, extra);
+    struct cc_ticket t;
+    if (!cc_gate_begin(&t, f, grid_cfg(cfg), stream_cfg(cfg), 1))
+        return real(cfg, f, params, extra);
+    return gated(&t, real(cfg, f, params, extra));
 }
 
 CC_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy,
@@ -72,8 +95,13 @@ CC_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned
                                              unsigned bz, unsigned smem, CUstream s,
                                              void **params)
 {
-    CC_GATED_CUDA(cuLaunchCooperativeKernel, f, grid(gx, gy, gz), s, 0, f, gx, gy, gz, bx, by,
-                  bz, smem, s, params);
+    __typeof__(&cuLaunchCooperativeKernel) real = CC_CUDA_REAL(cuLaunchCooperativeKernel);
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(CC_FN_cuLaunchCooperativeKernel);
+    if (uncapped()) return real(f, gx, gy, gz, bx, by, bz, smem, s, params);
+    struct cc_ticket t;
+    if (!cc_gate_begin(&t, f, grid(gx, gy, gz), s, 0))
+        return real(f, gx, gy, gz, bx, by, bz, smem, s, params);
+    return gated(&t, real(f, gx, gy, gz, bx, by, bz, smem, s, params));
 }
 
 CC_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
@@ -81,8 +109,15 @@ CC_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, uns
                                                   unsigned bz, unsigned smem, CUstream s,
                                                   void **params)
 {
-    CC_GATED_CUDA(cuLaunchCooperativeKernel_ptsz, f, grid(gx, gy, gz), s, 1, f, gx, gy, gz, bx,
-                  by, bz, smem, s, params);
+    __typeof__(&cuLaunchCooperativeKernel_ptsz) real =
+        CC_CUDA_REAL(cuLaunchCooperativeKernel_ptsz);
+    if (__builtin_expect(!real, 0))
+        return cc_cuda_missing(CC_FN_cuLaunchCooperativeKernel_ptsz);
+    if (uncapped()) return real(f, gx, gy, gz, bx, by, bz, smem, s, params);
+    struct cc_ticket t;
+    if (!cc_gate_begin(&t, f, grid(gx, gy, gz), s, 1))
+        return real(f, gx, gy, gz, bx, by, bz, smem, s, params);
+    return gated(&t, real(f, gx, gy, gz, bx, by, bz, smem, s, params));
 }
 
 /* Graphs: memory first (a graph whose allocation nodes do not fit is refused
@@ -90,16 +125,12 @@ CC_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, uns
  * A graph is costed like a kernel: its measured duration, keyed by the exec. */
 static CUresult graph_launch(enum cc_fn id, CUgraphExec g, CUstream s, int ptsz)
 {
-    cc_enter_cuda(id);
-    cc_graph_run_fn real = (cc_graph_run_fn)cc_real[id];
+    cc_graph_run_fn real = (cc_graph_run_fn)cc_cuda_real(id);
     if (__builtin_expect(!real, 0)) return cc_cuda_missing(id);
-    if (__builtin_expect(__atomic_load_n(&cc_compute_mode, __ATOMIC_RELAXED) == 1, 1))
-        return cc_mem_graph_launch(g, s, real);
+    if (uncapped()) return cc_mem_graph_launch(g, s, real);
     struct cc_ticket t;
     if (!cc_gate_begin(&t, g, 1, s, ptsz)) return cc_mem_graph_launch(g, s, real);
-    CUresult r = cc_mem_graph_launch(g, s, real);
-    cc_gate_end(&t, r);
-    return r;
+    return gated(&t, cc_mem_graph_launch(g, s, real));
 }
 
 CC_EXPORT CUresult cuGraphLaunch(CUgraphExec g, CUstream s)

@@ -12,30 +12,12 @@
 #include "memory_acct.h"
 #include "memory_graph.h"
 
-/* Free of something tracked under kind/key: take first so a concurrent
- * allocation reusing the address cannot have its entry taken; put back if
- * the driver refuses the free. */
-#define FREE_TRACKED(kind, key, call)                                          \
-    do {                                                                       \
-        struct cc_at_val v_;                                                   \
-        int had_ = cc_at_take((kind), (key), &v_);                             \
-        CUresult r_ = (call);                                                  \
-        if (had_) {                                                            \
-            if (r_ == CUDA_SUCCESS) cc_ml_release(v_.h, v_.bytes);             \
-            else cc_at_put((kind), (key), &v_);                                \
-        } else if (r_ == CUDA_SUCCESS) {                                       \
-            cc_mem_graph_refresh(); /* a graph allocation (a load if none) */  \
-        }                                                                      \
-        return r_;                                                             \
-    } while (0)
-
 static CUresult alloc_linear(enum cc_fn id, CUdeviceptr *dptr, size_t bytes, unsigned flags)
 {
-    cc_enter_cuda(id);
-    void *real = cc_real[id];
+    void *real = cc_cuda_real(id);
     if (__builtin_expect(!real, 0)) return cc_cuda_missing(id);
     int o;
-    const struct cc_mdev *m = cc_mem_here(&o);
+    const struct cc_mem_device *m = cc_mem_here(&o);
     CUresult r;
 #define CALL()                                                                 \
     (id == CC_FN_cuMemAllocManaged                                             \
@@ -63,11 +45,10 @@ CC_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned i
 CC_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
                                       size_t height, unsigned int elem)
 {
-    cc_enter_cuda(CC_FN_cuMemAllocPitch_v2);
-    __typeof__(&cuMemAllocPitch_v2) real = CC_REAL(cuMemAllocPitch_v2);
+    __typeof__(&cuMemAllocPitch_v2) real = CC_CUDA_REAL(cuMemAllocPitch_v2);
     if (!real) return cc_cuda_missing(CC_FN_cuMemAllocPitch_v2);
     int o;
-    const struct cc_mdev *m = cc_mem_here(&o);
+    const struct cc_mem_device *m = cc_mem_here(&o);
     if (!m || !dptr || !pitch || !width || !height) return real(dptr, pitch, width, height, elem);
     /* Reserve the likely size first (rows padded to 512 bytes), then settle
      * to what the driver chose: pitch * height. */
@@ -92,16 +73,25 @@ CC_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t w
 
 CC_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
-    cc_enter_cuda(CC_FN_cuMemFree_v2);
-    __typeof__(&cuMemFree_v2) real = CC_REAL(cuMemFree_v2);
+    __typeof__(&cuMemFree_v2) real = CC_CUDA_REAL(cuMemFree_v2);
     if (!real) return cc_cuda_missing(CC_FN_cuMemFree_v2);
-    FREE_TRACKED(CC_AT_PTR, dptr, real(dptr));
+    /* Take first so a concurrent allocation reusing the address cannot have
+     * its entry taken; put back if the driver refuses the free. */
+    struct cc_at_val v;
+    int had = cc_at_take(CC_AT_PTR, dptr, &v);
+    CUresult r = real(dptr);
+    if (had) {
+        if (r == CUDA_SUCCESS) cc_ml_release(v.h, v.bytes);
+        else cc_at_put(CC_AT_PTR, dptr, &v);
+    } else if (r == CUDA_SUCCESS) {
+        cc_mem_graph_refresh(); /* a graph allocation (a load if none) */
+    }
+    return r;
 }
 
 CC_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 {
-    cc_enter_cuda(CC_FN_cuMemGetInfo_v2);
-    __typeof__(&cuMemGetInfo_v2) real = CC_REAL(cuMemGetInfo_v2);
+    __typeof__(&cuMemGetInfo_v2) real = CC_CUDA_REAL(cuMemGetInfo_v2);
     if (!real) return cc_cuda_missing(CC_FN_cuMemGetInfo_v2);
     CUresult r = real(free_bytes, total_bytes);
     int o;
@@ -115,12 +105,11 @@ CC_EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 
 CC_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-    cc_enter_cuda(CC_FN_cuDeviceTotalMem_v2);
-    __typeof__(&cuDeviceTotalMem_v2) real = CC_REAL(cuDeviceTotalMem_v2);
+    __typeof__(&cuDeviceTotalMem_v2) real = CC_CUDA_REAL(cuDeviceTotalMem_v2);
     if (!real) return cc_cuda_missing(CC_FN_cuDeviceTotalMem_v2);
     CUresult r = real(bytes, dev);
     if (r == CUDA_SUCCESS && bytes && dev >= 0 && dev < CC_MAX_DEVICES) {
-        const struct cc_mdev *m = cc_mem_dev((int)dev);
+        const struct cc_mem_device *m = cc_mem_dev((int)dev);
         if (m && m->cap < *bytes) *bytes = (size_t)m->cap;
     }
     return r;

@@ -46,13 +46,13 @@ static uint64_t limit_growth(int o, CUlimit limit, size_t value)
 
 CC_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
 {
-    cc_enter_cuda(CC_FN_cuCtxSetLimit);
-    if (!CC_REAL(cuCtxSetLimit)) return cc_cuda_missing(CC_FN_cuCtxSetLimit);
+    __typeof__(&cuCtxSetLimit) real = CC_CUDA_REAL(cuCtxSetLimit);
+    if (!real) return cc_cuda_missing(CC_FN_cuCtxSetLimit);
     int o;
-    const struct cc_mdev *m = cc_mem_here(&o);
+    const struct cc_mem_device *m = cc_mem_here(&o);
     uint64_t need = m ? limit_growth(o, limit, value) : 0;
     if (need && cc_mem_reserve_overhead(m, o, need) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
-    CUresult r = CC_REAL(cuCtxSetLimit)(limit, value);
+    CUresult r = real(limit, value);
     if (need) {
         uint64_t ovh;
         if (r != CUDA_SUCCESS) cc_ml_unreserve_overhead(m->h, need);
@@ -71,48 +71,51 @@ static CUresult loaded(CUresult r)
     return r;
 }
 
-/* A pass-through wrapper whose result then goes through after(). */
-#define CC_THEN(fn, call, after)                                               \
-    do {                                                                       \
-        cc_enter_cuda(CC_FN_##fn);                                             \
-        if (!CC_REAL(fn)) return cc_cuda_missing(CC_FN_##fn);                 \
-        return after(CC_REAL(fn) call);                                        \
-    } while (0)
-#define CC_LOAD(fn, call) CC_THEN(fn, call, loaded)
-
 CC_EXPORT CUresult cuModuleLoad(CUmodule *module, const char *fname)
 {
-    CC_LOAD(cuModuleLoad, (module, fname));
+    __typeof__(&cuModuleLoad) real = CC_CUDA_REAL(cuModuleLoad);
+    if (!real) return cc_cuda_missing(CC_FN_cuModuleLoad);
+    return loaded(real(module, fname));
 }
 
 CC_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
-    CC_LOAD(cuModuleLoadData, (module, image));
+    __typeof__(&cuModuleLoadData) real = CC_CUDA_REAL(cuModuleLoadData);
+    if (!real) return cc_cuda_missing(CC_FN_cuModuleLoadData);
+    return loaded(real(module, image));
 }
 
 CC_EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int n,
                                       CUjit_option *options, void **values)
 {
-    CC_LOAD(cuModuleLoadDataEx, (module, image, n, options, values));
+    __typeof__(&cuModuleLoadDataEx) real = CC_CUDA_REAL(cuModuleLoadDataEx);
+    if (!real) return cc_cuda_missing(CC_FN_cuModuleLoadDataEx);
+    return loaded(real(module, image, n, options, values));
 }
 
 CC_EXPORT CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
-    CC_LOAD(cuModuleLoadFatBinary, (module, fatCubin));
+    __typeof__(&cuModuleLoadFatBinary) real = CC_CUDA_REAL(cuModuleLoadFatBinary);
+    if (!real) return cc_cuda_missing(CC_FN_cuModuleLoadFatBinary);
+    return loaded(real(module, fatCubin));
 }
 
 CC_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jo,
                                      void **jv, unsigned int nj, CUlibraryOption *lo, void **lv,
                                      unsigned int nl)
 {
-    CC_LOAD(cuLibraryLoadData, (library, code, jo, jv, nj, lo, lv, nl));
+    __typeof__(&cuLibraryLoadData) real = CC_CUDA_REAL(cuLibraryLoadData);
+    if (!real) return cc_cuda_missing(CC_FN_cuLibraryLoadData);
+    return loaded(real(library, code, jo, jv, nj, lo, lv, nl));
 }
 
 CC_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *file, CUjit_option *jo,
                                          void **jv, unsigned int nj, CUlibraryOption *lo,
                                          void **lv, unsigned int nl)
 {
-    CC_LOAD(cuLibraryLoadFromFile, (library, file, jo, jv, nj, lo, lv, nl));
+    __typeof__(&cuLibraryLoadFromFile) real = CC_CUDA_REAL(cuLibraryLoadFromFile);
+    if (!real) return cc_cuda_missing(CC_FN_cuLibraryLoadFromFile);
+    return loaded(real(library, file, jo, jv, nj, lo, lv, nl));
 }
 
 /* What gives overhead back: measured again before the next allocation (the
@@ -123,20 +126,37 @@ static CUresult shrunk(CUresult r)
     return r;
 }
 
-#define CC_SHRINK(fn, call) CC_THEN(fn, call, shrunk)
+CC_EXPORT CUresult cuModuleUnload(CUmodule hmod)
+{
+    __typeof__(&cuModuleUnload) real = CC_CUDA_REAL(cuModuleUnload);
+    if (!real) return cc_cuda_missing(CC_FN_cuModuleUnload);
+    return shrunk(real(hmod));
+}
 
-CC_EXPORT CUresult cuModuleUnload(CUmodule hmod) { CC_SHRINK(cuModuleUnload, (hmod)); }
+CC_EXPORT CUresult cuLibraryUnload(CUlibrary library)
+{
+    __typeof__(&cuLibraryUnload) real = CC_CUDA_REAL(cuLibraryUnload);
+    if (!real) return cc_cuda_missing(CC_FN_cuLibraryUnload);
+    return shrunk(real(library));
+}
 
-CC_EXPORT CUresult cuLibraryUnload(CUlibrary library) { CC_SHRINK(cuLibraryUnload, (library)); }
-
-CC_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) { CC_SHRINK(cuCtxDestroy_v2, (ctx)); }
+CC_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+    __typeof__(&cuCtxDestroy_v2) real = CC_CUDA_REAL(cuCtxDestroy_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuCtxDestroy_v2);
+    return shrunk(real(ctx));
+}
 
 CC_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-    CC_SHRINK(cuDevicePrimaryCtxRelease_v2, (dev));
+    __typeof__(&cuDevicePrimaryCtxRelease_v2) real = CC_CUDA_REAL(cuDevicePrimaryCtxRelease_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuDevicePrimaryCtxRelease_v2);
+    return shrunk(real(dev));
 }
 
 CC_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
-    CC_SHRINK(cuDevicePrimaryCtxReset_v2, (dev));
+    __typeof__(&cuDevicePrimaryCtxReset_v2) real = CC_CUDA_REAL(cuDevicePrimaryCtxReset_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuDevicePrimaryCtxReset_v2);
+    return shrunk(real(dev));
 }

@@ -49,7 +49,7 @@ static int primary_active(CUdevice dev)
     return fn && fn(dev, &flags, &active) == CUDA_SUCCESS && active;
 }
 
-uint64_t cc_mem_ctx_expected(const struct cc_mdev *m)
+uint64_t cc_mem_ctx_expected(const struct cc_mem_device *m)
 {
     uint64_t e = cc_ml_ctx_size(m->h);
     if (e) return e;
@@ -62,14 +62,14 @@ uint64_t cc_mem_ctx_expected(const struct cc_mdev *m)
 
 int cc_mem_ctx_unlearned(CUdevice dev)
 {
-    const struct cc_mdev *m = cc_mem_dev_unmeasured((int)dev);
+    const struct cc_mem_device *m = cc_mem_dev_unmeasured((int)dev);
     return m && cc_ml_ctx_size(m->h) == 0;
 }
 
 int cc_mem_ctx_admit(CUdevice dev, int primary, struct cc_ctx_adm *a)
 {
     a->armed = 0;
-    const struct cc_mdev *m = cc_mem_dev_unmeasured((int)dev);
+    const struct cc_mem_device *m = cc_mem_dev_unmeasured((int)dev);
     if (!m) return 0;
     if (cc_mem_test_control("noadmit")) return 0;
     if (primary && primary_active(dev)) return 0; /* exists: costs nothing again */
@@ -92,7 +92,7 @@ void cc_mem_ctx_settle(struct cc_ctx_adm *a, CUresult r)
 {
     if (!a->armed) return;
     a->armed = 0;
-    const struct cc_mdev *m = a->m;
+    const struct cc_mem_device *m = a->m;
     if (r != CUDA_SUCCESS) {
         cc_ml_unreserve_overhead(m->h, a->pend);
         return;

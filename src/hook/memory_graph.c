@@ -96,7 +96,7 @@ static uint64_t gattr(int o, CUgraphMem_attribute a, uint64_t dflt)
  * reserved for the call just made (now part of the reserve or not). g_mu. */
 static void settle_locked(int o, uint64_t pre)
 {
-    const struct cc_mdev *m = cc_mem_dev(o);
+    const struct cc_mem_device *m = cc_mem_dev(o);
     if (!m) return;
     uint64_t had = g_charged[o] + pre;
     uint64_t now = gattr(o, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, had); /* unknown: keep */
@@ -125,7 +125,7 @@ static int begin_locked(const struct need *n, uint64_t pre[CC_MAX_DEVICES])
     for (int o = 0; o < CC_MAX_DEVICES; o++) {
         pre[o] = 0;
         if (!(n->mask & (1u << o))) continue;
-        const struct cc_mdev *m = cc_mem_dev(o);
+        const struct cc_mem_device *m = cc_mem_dev(o);
         if (!m) continue;
         uint64_t res = gattr(o, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, 0);
         uint64_t used = gattr(o, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, 0);
@@ -260,8 +260,7 @@ static void record_locked(CUgraphExec e, struct need *n)
 CC_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph g, const CUgraphNode *deps,
                                           size_t ndeps, CUDA_MEM_ALLOC_NODE_PARAMS *p)
 {
-    cc_enter_cuda(CC_FN_cuGraphAddMemAllocNode);
-    __typeof__(&cuGraphAddMemAllocNode) real = CC_REAL(cuGraphAddMemAllocNode);
+    __typeof__(&cuGraphAddMemAllocNode) real = CC_CUDA_REAL(cuGraphAddMemAllocNode);
     if (!real) return cc_cuda_missing(CC_FN_cuGraphAddMemAllocNode);
     CUresult r = real(node, g, deps, ndeps, p);
     syms();
@@ -276,60 +275,101 @@ CC_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph g, const CU
 }
 
 /* Instantiation: measure the graph first (it is there before the exec); an
- * upload at instantiation is a launch for memory purposes. */
-#define INSTANTIATE(name, pexec, graph, upload, ...)                               \
-    do {                                                                           \
-        cc_enter_cuda(CC_FN_##name);                                               \
-        __typeof__(&name) real_ = CC_REAL(name);                                   \
-        if (!real_) return cc_cuda_missing(CC_FN_##name);                          \
-        struct need *n_ = (graph) ? measure(graph) : NULL;                         \
-        if (!n_) return real_(__VA_ARGS__);                                        \
-        uint64_t pre_[CC_MAX_DEVICES];                                             \
-        int up_ = (upload);                                                        \
-        /* held across the call: an upload plans on the idle reserve */            \
-        pthread_mutex_lock(&g_mu);                                                 \
-        if (up_ && begin_locked(n_, pre_) != 0) {                                  \
-            pthread_mutex_unlock(&g_mu);                                           \
-            free(n_);                                                              \
-            return CUDA_ERROR_OUT_OF_MEMORY;                                       \
-        }                                                                          \
-        CUresult r_ = real_(__VA_ARGS__);                                          \
-        if (up_) end_locked(n_, pre_);                                             \
-        if (r_ == CUDA_SUCCESS && (pexec)) record_locked(*(pexec), n_);            \
-        else free(n_);                                                             \
-        pthread_mutex_unlock(&g_mu);                                               \
-        return r_;                                                                 \
-    } while (0)
+ * upload at instantiation is a launch for memory purposes. The four ABIs
+ * differ only in their arguments after (exec, graph): a struct inst_call
+ * holds them, and call_instantiate calls the driver with them. */
+struct inst_call {
+    enum cc_fn id; /* which ABI real is */
+    void *real;
+    CUgraphExec *e;
+    CUgraph g;
+    unsigned long long flags;        /* cuGraphInstantiateWithFlags */
+    CUgraphNode *err;                /* cuGraphInstantiate_v2 */
+    char *log;
+    size_t logsz;
+    CUDA_GRAPH_INSTANTIATE_PARAMS *p; /* cuGraphInstantiateWithParams(_ptsz) */
+};
+
+static CUresult call_instantiate(const struct inst_call *c)
+{
+    switch (c->id) {
+    case CC_FN_cuGraphInstantiateWithFlags:
+        return ((__typeof__(&cuGraphInstantiateWithFlags))c->real)(c->e, c->g, c->flags);
+    case CC_FN_cuGraphInstantiate_v2:
+        return ((__typeof__(&cuGraphInstantiate_v2))c->real)(c->e, c->g, c->err, c->log,
+                                                              c->logsz);
+    default: /* cuGraphInstantiateWithParams and its _ptsz twin: one ABI */
+        return ((__typeof__(&cuGraphInstantiateWithParams))c->real)(c->e, c->g, c->p);
+    }
+}
+
+static CUresult instantiate(const struct inst_call *c, int upload)
+{
+    struct need *n = c->g ? measure(c->g) : NULL;
+    if (!n) return call_instantiate(c);
+    uint64_t pre[CC_MAX_DEVICES];
+    /* held across the call: an upload plans on the idle reserve */
+    pthread_mutex_lock(&g_mu);
+    if (upload && begin_locked(n, pre) != 0) {
+        pthread_mutex_unlock(&g_mu);
+        free(n);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    CUresult r = call_instantiate(c);
+    if (upload) end_locked(n, pre);
+    if (r == CUDA_SUCCESS && c->e) record_locked(*c->e, n);
+    else free(n);
+    pthread_mutex_unlock(&g_mu);
+    return r;
+}
 
 CC_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long f)
 {
-    INSTANTIATE(cuGraphInstantiateWithFlags, e, g, (f & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) != 0,
-                e, g, f);
+    void *real = cc_cuda_real(CC_FN_cuGraphInstantiateWithFlags);
+    if (!real) return cc_cuda_missing(CC_FN_cuGraphInstantiateWithFlags);
+    struct inst_call c = {.id = CC_FN_cuGraphInstantiateWithFlags, .real = real, .e = e, .g = g,
+                          .flags = f};
+    return instantiate(&c, (f & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) != 0);
 }
 
 CC_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *e, CUgraph g, CUgraphNode *err, char *log,
                                          size_t logsz)
 {
-    INSTANTIATE(cuGraphInstantiate_v2, e, g, 0, e, g, err, log, logsz);
+    void *real = cc_cuda_real(CC_FN_cuGraphInstantiate_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuGraphInstantiate_v2);
+    struct inst_call c = {.id = CC_FN_cuGraphInstantiate_v2, .real = real, .e = e, .g = g,
+                          .err = err, .log = log, .logsz = logsz};
+    return instantiate(&c, 0);
 }
 
-#define UPLOADS(p) ((p) && ((p)->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD))
+static int uploads(const CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+    return p && (p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
+}
+
 CC_EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *e, CUgraph g,
                                                 CUDA_GRAPH_INSTANTIATE_PARAMS *p)
 {
-    INSTANTIATE(cuGraphInstantiateWithParams, e, g, UPLOADS(p), e, g, p);
+    void *real = cc_cuda_real(CC_FN_cuGraphInstantiateWithParams);
+    if (!real) return cc_cuda_missing(CC_FN_cuGraphInstantiateWithParams);
+    struct inst_call c = {.id = CC_FN_cuGraphInstantiateWithParams, .real = real, .e = e,
+                          .g = g, .p = p};
+    return instantiate(&c, uploads(p));
 }
 
 CC_EXPORT CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *e, CUgraph g,
                                                      CUDA_GRAPH_INSTANTIATE_PARAMS *p)
 {
-    INSTANTIATE(cuGraphInstantiateWithParams_ptsz, e, g, UPLOADS(p), e, g, p);
+    void *real = cc_cuda_real(CC_FN_cuGraphInstantiateWithParams_ptsz);
+    if (!real) return cc_cuda_missing(CC_FN_cuGraphInstantiateWithParams_ptsz);
+    struct inst_call c = {.id = CC_FN_cuGraphInstantiateWithParams_ptsz, .real = real, .e = e,
+                          .g = g, .p = p};
+    return instantiate(&c, uploads(p));
 }
 
 CC_EXPORT CUresult cuGraphExecDestroy(CUgraphExec e)
 {
-    cc_enter_cuda(CC_FN_cuGraphExecDestroy);
-    __typeof__(&cuGraphExecDestroy) real = CC_REAL(cuGraphExecDestroy);
+    __typeof__(&cuGraphExecDestroy) real = CC_CUDA_REAL(cuGraphExecDestroy);
     if (!real) return cc_cuda_missing(CC_FN_cuGraphExecDestroy);
     if (__builtin_expect(!__atomic_load_n(&g_execs, __ATOMIC_RELAXED), 1)) return real(e);
     /* Destroy and forget under g_mu: a new exec at the same address cannot
@@ -350,24 +390,21 @@ CC_EXPORT CUresult cuGraphExecDestroy(CUgraphExec e)
 
 CC_EXPORT CUresult cuGraphUpload(CUgraphExec e, CUstream s)
 {
-    cc_enter_cuda(CC_FN_cuGraphUpload);
-    __typeof__(&cuGraphUpload) real = CC_REAL(cuGraphUpload);
+    __typeof__(&cuGraphUpload) real = CC_CUDA_REAL(cuGraphUpload);
     if (!real) return cc_cuda_missing(CC_FN_cuGraphUpload);
     return cc_mem_graph_launch(e, s, real);
 }
 
 CC_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec e, CUstream s)
 {
-    cc_enter_cuda(CC_FN_cuGraphUpload_ptsz);
-    __typeof__(&cuGraphUpload_ptsz) real = CC_REAL(cuGraphUpload_ptsz);
+    __typeof__(&cuGraphUpload_ptsz) real = CC_CUDA_REAL(cuGraphUpload_ptsz);
     if (!real) return cc_cuda_missing(CC_FN_cuGraphUpload_ptsz);
     return cc_mem_graph_launch(e, s, real);
 }
 
 CC_EXPORT CUresult cuDeviceGraphMemTrim(CUdevice dev)
 {
-    cc_enter_cuda(CC_FN_cuDeviceGraphMemTrim);
-    __typeof__(&cuDeviceGraphMemTrim) real = CC_REAL(cuDeviceGraphMemTrim);
+    __typeof__(&cuDeviceGraphMemTrim) real = CC_CUDA_REAL(cuDeviceGraphMemTrim);
     if (!real) return cc_cuda_missing(CC_FN_cuDeviceGraphMemTrim);
     CUresult r = real(dev);
     if (r == CUDA_SUCCESS && dev >= 0 && dev < CC_MAX_DEVICES &&

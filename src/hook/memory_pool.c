@@ -37,7 +37,7 @@ static uint64_t attr(CUmemoryPool p, CUmemPool_attribute a, uint64_t dflt)
 }
 
 /* Settles pool p's charge to what it reserves now. g_mu held. */
-static void settle_locked(CUmemoryPool p, const struct cc_mdev *m, int o)
+static void settle_locked(CUmemoryPool p, const struct cc_mem_device *m, int o)
 {
     struct cc_at_val v;
     uint64_t key = (uint64_t)(uintptr_t)p;
@@ -75,15 +75,14 @@ void cc_mem_pools_refresh(void)
 static CUresult alloc_async(enum cc_fn id, CUdeviceptr *dptr, size_t size, CUmemoryPool pool,
                             CUstream s)
 {
-    cc_enter_cuda(id);
-    void *real = cc_real[id];
+    void *real = cc_cuda_real(id);
     if (!real) return cc_cuda_missing(id);
     int from_pool = id == CC_FN_cuMemAllocFromPoolAsync || id == CC_FN_cuMemAllocFromPoolAsync_ptsz;
 #define CALL()                                                                              \
     (from_pool ? ((__typeof__(&cuMemAllocFromPoolAsync))real)(dptr, size, pool, s)          \
                : ((__typeof__(&cuMemAllocAsync))real)(dptr, size, s))
     int o = -1;
-    const struct cc_mdev *m = NULL;
+    const struct cc_mem_device *m = NULL;
     struct cc_at_val pv;
     if (from_pool && pool && cc_at_get(CC_AT_POOL, (uint64_t)(uintptr_t)pool, &pv))
         o = (int)pv.aux, m = cc_mem_dev(o);
@@ -130,12 +129,11 @@ CC_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *d, size_t n, CUmemo
 
 CC_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 {
-    cc_enter_cuda(CC_FN_cuMemPoolCreate);
-    __typeof__(&cuMemPoolCreate) real = CC_REAL(cuMemPoolCreate);
+    __typeof__(&cuMemPoolCreate) real = CC_CUDA_REAL(cuMemPoolCreate);
     if (!real) return cc_cuda_missing(CC_FN_cuMemPoolCreate);
     CUresult r = real(pool, props);
     if (r == CUDA_SUCCESS && pool && props && props->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
-        const struct cc_mdev *m = cc_mem_dev(props->location.id);
+        const struct cc_mem_device *m = cc_mem_dev(props->location.id);
         if (m) {
             struct cc_at_val v = {.h = m->h, .refs = 1, .bytes = 0,
                                   .aux = (uint64_t)props->location.id};
@@ -147,8 +145,7 @@ CC_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *pro
 
 CC_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
-    cc_enter_cuda(CC_FN_cuMemPoolDestroy);
-    __typeof__(&cuMemPoolDestroy) real = CC_REAL(cuMemPoolDestroy);
+    __typeof__(&cuMemPoolDestroy) real = CC_CUDA_REAL(cuMemPoolDestroy);
     if (!real) return cc_cuda_missing(CC_FN_cuMemPoolDestroy);
     pthread_mutex_lock(&g_mu);
     CUresult r = real(pool);
@@ -161,8 +158,7 @@ CC_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
 
 CC_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
 {
-    cc_enter_cuda(CC_FN_cuMemPoolTrimTo);
-    __typeof__(&cuMemPoolTrimTo) real = CC_REAL(cuMemPoolTrimTo);
+    __typeof__(&cuMemPoolTrimTo) real = CC_CUDA_REAL(cuMemPoolTrimTo);
     if (!real) return cc_cuda_missing(CC_FN_cuMemPoolTrimTo);
     CUresult r = real(pool, keep);
     if (r == CUDA_SUCCESS && syms()) {

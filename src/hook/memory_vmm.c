@@ -20,10 +20,9 @@ static void vmm_unref(uint64_t handle)
 CC_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                                const CUmemAllocationProp *prop, unsigned long long flags)
 {
-    cc_enter_cuda(CC_FN_cuMemCreate);
-    __typeof__(&cuMemCreate) real = CC_REAL(cuMemCreate);
+    __typeof__(&cuMemCreate) real = CC_CUDA_REAL(cuMemCreate);
     if (!real) return cc_cuda_missing(CC_FN_cuMemCreate);
-    const struct cc_mdev *m = NULL;
+    const struct cc_mem_device *m = NULL;
     int o = -1;
     if (handle && prop && size && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
         o = prop->location.id;
@@ -39,8 +38,7 @@ CC_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size
 
 CC_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    cc_enter_cuda(CC_FN_cuMemRelease);
-    __typeof__(&cuMemRelease) real = CC_REAL(cuMemRelease);
+    __typeof__(&cuMemRelease) real = CC_CUDA_REAL(cuMemRelease);
     if (!real) return cc_cuda_missing(CC_FN_cuMemRelease);
     CUresult r = real(handle);
     if (r == CUDA_SUCCESS) vmm_unref(handle);
@@ -49,8 +47,7 @@ CC_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 
 CC_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
 {
-    cc_enter_cuda(CC_FN_cuMemRetainAllocationHandle);
-    __typeof__(&cuMemRetainAllocationHandle) real = CC_REAL(cuMemRetainAllocationHandle);
+    __typeof__(&cuMemRetainAllocationHandle) real = CC_CUDA_REAL(cuMemRetainAllocationHandle);
     if (!real) return cc_cuda_missing(CC_FN_cuMemRetainAllocationHandle);
     CUresult r = real(handle, addr);
     if (r == CUDA_SUCCESS && handle) cc_at_ref(CC_AT_VMM, *handle, +1, NULL);
@@ -60,8 +57,7 @@ CC_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *han
 CC_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                             CUmemGenericAllocationHandle handle, unsigned long long flags)
 {
-    cc_enter_cuda(CC_FN_cuMemMap);
-    __typeof__(&cuMemMap) real = CC_REAL(cuMemMap);
+    __typeof__(&cuMemMap) real = CC_CUDA_REAL(cuMemMap);
     if (!real) return cc_cuda_missing(CC_FN_cuMemMap);
     CUresult r = real(ptr, size, offset, handle, flags);
     if (r == CUDA_SUCCESS && cc_at_ref(CC_AT_VMM, handle, +1, NULL) == 0) {
@@ -73,8 +69,7 @@ CC_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 
 CC_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
-    cc_enter_cuda(CC_FN_cuMemUnmap);
-    __typeof__(&cuMemUnmap) real = CC_REAL(cuMemUnmap);
+    __typeof__(&cuMemUnmap) real = CC_CUDA_REAL(cuMemUnmap);
     if (!real) return cc_cuda_missing(CC_FN_cuMemUnmap);
     CUresult r = real(ptr, size);
     if (r != CUDA_SUCCESS) return r;
@@ -95,7 +90,7 @@ typedef CUresult (*req_fn)(CUDA_ARRAY_MEMORY_REQUIREMENTS *, void *, CUdevice);
 /* Counts a freshly created array (or mipmapped array); on refusal destroys
  * it and returns OOM, leaving nothing changed. */
 static CUresult settle(int kind, void *obj, const char *req_name, enum cc_fn destroy_id,
-                       const struct cc_mdev *m, int o)
+                       const struct cc_mem_device *m, int o)
 {
     static req_fn reqs[2];
     int i = kind == CC_AT_MIPMAP;
@@ -114,50 +109,71 @@ static CUresult settle(int kind, void *obj, const char *req_name, enum cc_fn des
     return CUDA_SUCCESS;
 }
 
-#define ARRAY_CREATE(name, desc_t)                                                      \
-    CC_EXPORT CUresult name(CUarray *h, const desc_t *d)                                \
-    {                                                                                   \
-        cc_enter_cuda(CC_FN_##name);                                                    \
-        __typeof__(&name) real = CC_REAL(name);                                         \
-        if (!real) return cc_cuda_missing(CC_FN_##name);                                \
-        CUresult r = real(h, d);                                                        \
-        int o;                                                                          \
-        const struct cc_mdev *m = r == CUDA_SUCCESS && h ? cc_mem_here(&o) : NULL;      \
-        return m ? settle(CC_AT_ARRAY, *h, "cuArrayGetMemoryRequirements",              \
-                          CC_FN_cuArrayDestroy, m, o)                                   \
-                 : r;                                                                   \
-    }
-ARRAY_CREATE(cuArrayCreate_v2, CUDA_ARRAY_DESCRIPTOR)
-ARRAY_CREATE(cuArray3DCreate_v2, CUDA_ARRAY3D_DESCRIPTOR)
+CC_EXPORT CUresult cuArrayCreate_v2(CUarray *h, const CUDA_ARRAY_DESCRIPTOR *d)
+{
+    __typeof__(&cuArrayCreate_v2) real = CC_CUDA_REAL(cuArrayCreate_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuArrayCreate_v2);
+    CUresult r = real(h, d);
+    int o;
+    const struct cc_mem_device *m = r == CUDA_SUCCESS && h ? cc_mem_here(&o) : NULL;
+    return m ? settle(CC_AT_ARRAY, *h, "cuArrayGetMemoryRequirements", CC_FN_cuArrayDestroy, m,
+                      o)
+             : r;
+}
+
+CC_EXPORT CUresult cuArray3DCreate_v2(CUarray *h, const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+    __typeof__(&cuArray3DCreate_v2) real = CC_CUDA_REAL(cuArray3DCreate_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuArray3DCreate_v2);
+    CUresult r = real(h, d);
+    int o;
+    const struct cc_mem_device *m = r == CUDA_SUCCESS && h ? cc_mem_here(&o) : NULL;
+    return m ? settle(CC_AT_ARRAY, *h, "cuArrayGetMemoryRequirements", CC_FN_cuArrayDestroy, m,
+                      o)
+             : r;
+}
 
 CC_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *h, const CUDA_ARRAY3D_DESCRIPTOR *d,
                                           unsigned int levels)
 {
-    cc_enter_cuda(CC_FN_cuMipmappedArrayCreate);
-    __typeof__(&cuMipmappedArrayCreate) real = CC_REAL(cuMipmappedArrayCreate);
+    __typeof__(&cuMipmappedArrayCreate) real = CC_CUDA_REAL(cuMipmappedArrayCreate);
     if (!real) return cc_cuda_missing(CC_FN_cuMipmappedArrayCreate);
     CUresult r = real(h, d, levels);
     int o;
-    const struct cc_mdev *m = r == CUDA_SUCCESS && h ? cc_mem_here(&o) : NULL;
+    const struct cc_mem_device *m = r == CUDA_SUCCESS && h ? cc_mem_here(&o) : NULL;
     return m ? settle(CC_AT_MIPMAP, *h, "cuMipmappedArrayGetMemoryRequirements",
                       CC_FN_cuMipmappedArrayDestroy, m, o)
              : r;
 }
 
-#define DESTROY(name, kind, T)                                                          \
-    CC_EXPORT CUresult name(T obj)                                                      \
-    {                                                                                   \
-        cc_enter_cuda(CC_FN_##name);                                                    \
-        __typeof__(&name) real = CC_REAL(name);                                         \
-        if (!real) return cc_cuda_missing(CC_FN_##name);                                \
-        struct cc_at_val v;                                                             \
-        int had = cc_at_take(kind, (uint64_t)(uintptr_t)obj, &v);                       \
-        CUresult r = real(obj);                                                         \
-        if (had) {                                                                      \
-            if (r == CUDA_SUCCESS) cc_ml_release(v.h, v.bytes);                         \
-            else cc_at_put(kind, (uint64_t)(uintptr_t)obj, &v);                         \
-        }                                                                               \
-        return r;                                                                       \
+/* After the driver's destroy of what was taken from kind/key before it
+ * (had, v): gives the bytes back on success, puts the entry back if the
+ * driver refused. Passes the driver's result on. */
+static CUresult destroyed(int kind, uint64_t key, int had, const struct cc_at_val *v, CUresult r)
+{
+    if (had) {
+        if (r == CUDA_SUCCESS) cc_ml_release(v->h, v->bytes);
+        else cc_at_put(kind, key, v);
     }
-DESTROY(cuArrayDestroy, CC_AT_ARRAY, CUarray)
-DESTROY(cuMipmappedArrayDestroy, CC_AT_MIPMAP, CUmipmappedArray)
+    return r;
+}
+
+CC_EXPORT CUresult cuArrayDestroy(CUarray obj)
+{
+    __typeof__(&cuArrayDestroy) real = CC_CUDA_REAL(cuArrayDestroy);
+    if (!real) return cc_cuda_missing(CC_FN_cuArrayDestroy);
+    uint64_t key = (uint64_t)(uintptr_t)obj;
+    struct cc_at_val v;
+    int had = cc_at_take(CC_AT_ARRAY, key, &v);
+    return destroyed(CC_AT_ARRAY, key, had, &v, real(obj));
+}
+
+CC_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray obj)
+{
+    __typeof__(&cuMipmappedArrayDestroy) real = CC_CUDA_REAL(cuMipmappedArrayDestroy);
+    if (!real) return cc_cuda_missing(CC_FN_cuMipmappedArrayDestroy);
+    uint64_t key = (uint64_t)(uintptr_t)obj;
+    struct cc_at_val v;
+    int had = cc_at_take(CC_AT_MIPMAP, key, &v);
+    return destroyed(CC_AT_MIPMAP, key, had, &v, real(obj));
+}

@@ -1,21 +1,31 @@
-/* NVML entry points. Memory queries report the container's view: total =
+/* NVML entry points. Memory queries report the container's view, computed
+ * by memory_acct.c as for cuMemGetInfo (cc_mem_info_ledger): total =
  * min(cap, physical), used = the container's use from the ledger (context
- * overheads included), free = total - used (clamped, and never above the
- * device's real free). Works without CUDA (nvidia-smi): the device is found
- * by UUID, the cap by NVML index (the index the process would see). */
+ * overheads, pools and graph memory refreshed first), free = total - used
+ * (clamped, and never above the device's real free). Works without CUDA
+ * (nvidia-smi): the device is found by UUID, the cap by NVML index (the
+ * index the process would see). */
 #include "cap/memledger.h"
 #include "hook.h"
 #include "hook/process.h"
 #include "memory_acct.h"
 
-CC_EXPORT nvmlReturn_t nvmlInit_v2(void) { CC_PASS_NVML(nvmlInit_v2); }
+CC_EXPORT nvmlReturn_t nvmlInit_v2(void)
+{
+    __typeof__(&nvmlInit_v2) real = CC_NVML_REAL(nvmlInit_v2);
+    if (__builtin_expect(!real, 0)) return cc_nvml_missing(CC_FN_nvmlInit_v2);
+    return real();
+}
 
 CC_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
 {
-    CC_PASS_NVML(nvmlInitWithFlags, flags);
+    __typeof__(&nvmlInitWithFlags) real = CC_NVML_REAL(nvmlInitWithFlags);
+    if (__builtin_expect(!real, 0)) return cc_nvml_missing(CC_FN_nvmlInitWithFlags);
+    return real(flags);
 }
 
-/* The container's view of dev; 0 when dev is not capped. */
+/* The container's view of dev, memory_acct.c's (the same as cuMemGetInfo's);
+ * 0 when dev is not capped. Finds the ledger by UUID, the cap by index. */
 static int capped_view(nvmlDevice_t dev, uint64_t phys_total, uint64_t phys_free, uint64_t *total,
                        uint64_t *used, uint64_t *free_b)
 {
@@ -31,19 +41,13 @@ static int capped_view(nvmlDevice_t dev, uint64_t phys_total, uint64_t phys_free
     uint64_t cap = cc_cfg.mem_limit[idx];
     if (!cap) return 0;
     int h = cc_ml_device(cc_cfg.state_dir, uuid, cap);
-    cc_ml_sweep();
-    cc_mem_pools_refresh();
-    *total = cap < phys_total ? cap : phys_total;
-    *used = cc_ml_used(h);
-    *free_b = *used < *total ? *total - *used : 0;
-    if (*free_b > phys_free) *free_b = phys_free;
+    cc_mem_info_ledger(h, cap, phys_free, phys_total, free_b, total, used);
     return 1;
 }
 
 CC_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *mem)
 {
-    cc_enter_nvml(CC_FN_nvmlDeviceGetMemoryInfo);
-    __typeof__(&nvmlDeviceGetMemoryInfo) real = CC_REAL(nvmlDeviceGetMemoryInfo);
+    __typeof__(&nvmlDeviceGetMemoryInfo) real = CC_NVML_REAL(nvmlDeviceGetMemoryInfo);
     if (!real) return cc_nvml_missing(CC_FN_nvmlDeviceGetMemoryInfo);
     nvmlReturn_t r = real(dev, mem);
     uint64_t t, u, f;
@@ -57,8 +61,7 @@ CC_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t dev, nvmlMemory_t *m
 
 CC_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t dev, nvmlMemory_v2_t *mem)
 {
-    cc_enter_nvml(CC_FN_nvmlDeviceGetMemoryInfo_v2);
-    __typeof__(&nvmlDeviceGetMemoryInfo_v2) real = CC_REAL(nvmlDeviceGetMemoryInfo_v2);
+    __typeof__(&nvmlDeviceGetMemoryInfo_v2) real = CC_NVML_REAL(nvmlDeviceGetMemoryInfo_v2);
     if (!real) return cc_nvml_missing(CC_FN_nvmlDeviceGetMemoryInfo_v2);
     nvmlReturn_t r = real(dev, mem);
     uint64_t t, u, f;
