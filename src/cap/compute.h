@@ -57,6 +57,11 @@ void cc_compute_decide_mode(void);
 /* The device state of a CUDA ordinal, set up on first use. NULL when out of
  * range. */
 struct cc_compute_device *cc_compute_dev(int ordinal);
+
+/* The device of a launch whose device the port could not tell: the one
+ * capped device of this process, else -1 (said once: such launches pass
+ * uncharged). Not on the launch path's fast branch. */
+int cc_compute_device_untold(void);
 /* Devices set up so far (the watcher walks them). */
 int cc_compute_ndev(void);
 struct cc_compute_device *cc_compute_dev_at(int i);

@@ -3,6 +3,7 @@
  * compute region opened once, and this process's slot in its process
  * table. Admission (gate.c) reads what is set up here. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -90,9 +91,20 @@ static void setup_locked(struct cc_compute_device *d, int ordinal)
     uint32_t pct = ordinal < CC_MAX_DEVICES ? cc_cfg.sm_limit[ordinal] : 0;
     char uuid[CC_PORT_UUID_LEN];
     nvmlDevice_t nvml = NULL;
-    if (pct == 0 || pct >= 100 || cc_port()->device_info(ordinal, uuid, &nvml) != 0) {
+    if (pct == 0 || pct >= 100) {
         __atomic_store_n(&d->state, CC_DEV_UNCAPPED, __ATOMIC_RELEASE);
         return;
+    }
+    /* A device whose UUID cannot be read has no line in the region (lines
+     * are keyed by UUID) and no NVML handle: still capped, by this process
+     * alone on its cost model. (It ran uncapped, unsaid: the fault loop,
+     * device_info at its first call.) */
+    int known = cc_port()->device_info(ordinal, uuid, &nvml) == 0;
+    if (!known) {
+        cc_warn("compute cap: device %d's UUID cannot be read; this process caps its launches "
+                "there on its own (a per-process bucket, no NVML samples)", ordinal);
+        nvml = NULL;
+        snprintf(uuid, sizeof uuid, "(device %d)", ordinal);
     }
     open_region_locked();
     d->cap_pm = pct * 10;
@@ -105,10 +117,10 @@ static void setup_locked(struct cc_compute_device *d, int ordinal)
     d->capacity = d->nominal + d->nominal / 4;
     d->nvml = nvml;
     if (region) {
-        d->idx = cc_compute_claim_device(region, uuid, d->nominal, d->cap_pm);
+        d->idx = known ? cc_compute_claim_device(region, uuid, d->nominal, d->cap_pm) : -1;
         if (d->idx >= 0)
             d->line = &region->dev[d->idx];
-        else
+        else if (known)
             cc_warn("compute region: no line for device %s; per-process bucket", uuid);
         register_proc();
     }
@@ -146,6 +158,28 @@ static void setup_locked(struct cc_compute_device *d, int ordinal)
         cc_info("compute cap on device %d: %u%% (%s bucket, line %d)", ordinal, pct,
                 d->idx >= 0 ? "shared" : "per-process", d->idx);
     __atomic_store_n(&d->state, CC_DEV_CAPPED, __ATOMIC_RELEASE);
+}
+
+int cc_compute_device_untold(void)
+{
+    /* Acquire: pairs with setup's release of n_order (cdev_order written). */
+    int n = __atomic_load_n(&n_order, __ATOMIC_ACQUIRE);
+    if (n == 1) return cdev_order[0];
+    /* None set up yet: the one capped device there is, if one (charging it
+     * for a launch that ran elsewhere over-throttles; passing one that ran
+     * there would not cap at all). */
+    int only = -1, many = 0;
+    for (int i = 0; n == 0 && i < CC_MAX_DEVICES; i++) {
+        char uuid[CC_PORT_UUID_LEN];
+        nvmlDevice_t h;
+        if (cc_cfg.sm_limit[i] > 0 && cc_cfg.sm_limit[i] < 100 && cc_port()->device_info(i, uuid, &h) == 0)
+            many += only >= 0, only = i;
+    }
+    if (n == 0 && only >= 0 && !many) return only;
+    cc_log_once(CC_LOG_WARN, "compute cap: a launch's device could not be told (the driver did not "
+                             "say which context is current) and %d devices are capped here; such "
+                             "launches are not charged", n);
+    return -1;
 }
 
 struct cc_compute_device *cc_compute_dev(int ordinal)

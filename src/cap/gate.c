@@ -62,7 +62,9 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
         cc_compute_decide_mode();
     if (cc_compute_mode != CC_COMPUTE_CAPPED) return 0;
     /* Was a direct call: now the port's load and one indirect call. */
-    struct cc_compute_device *d = cc_compute_dev(cc_port()->device_current());
+    int ordinal = cc_port()->device_current();
+    if (__builtin_expect(ordinal < 0, 0)) ordinal = cc_compute_device_untold();
+    struct cc_compute_device *d = cc_compute_dev(ordinal);
     if (!d || d->state != CC_DEV_CAPPED) return 0;
 #ifndef CC_TEST_CHARGE_CAPTURE /* negative control: launches into a capture charged */
     /* Into a capture: nothing runs until the graph is replayed, and the

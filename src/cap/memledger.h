@@ -19,8 +19,10 @@
 int cc_ml_attach(const char *state_dir);
 
 /* The ledger device for a UUID ("GPU-..."), recording limit for display.
- * Returns a handle >= 0 (never fails: a full device table gives a private
- * handle after a warning). Attaches first if needed. */
+ * Returns a handle >= 0 (a full device table gives a private handle after a
+ * warning), or -1 when this process has no ledger at all (neither the
+ * region nor a private mapping: said as an error, the device runs
+ * uncapped). Attaches first if needed. */
 int cc_ml_device(const char *state_dir, const char *uuid, uint64_t limit);
 
 /* Reserves bytes on device handle h if the container's use stays <= cap

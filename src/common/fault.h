@@ -55,9 +55,9 @@ typedef enum cc_fault_point {
     CC_FP_DEVICE_CURRENT,
     CC_FP_DEVICE_INFO,
     CC_FP_HOST_PID,
-    /* the hook layer's own NVML queries */
+    /* the hook layer's own NVML queries: the process list, a device's handle */
     CC_FP_NVML_PROCS,
-    CC_FP_NVML_MEMORY,
+    CC_FP_NVML_DEVICE,
     CC_FP_COUNT
 } cc_fault_point_t;
 

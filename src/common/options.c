@@ -105,7 +105,7 @@ const cc_option_t cc_options[CC_OPT_COUNT] = {
         .bad = "no fault is injected",
         .doc = "tests only: `POINT:N` makes the N-th call of an injection point fail, "
                "`POINT:N:sticky` that call and every later one (src/common/fault.h; "
-               "docs/design.md, \"Fault injection\")"},
+               "docs/testing.md, \"Fault injection\")"},
     [CC_OPT_TEST_FAULT_COUNT] = {
         .name = "CUDACAP_TEST_FAULT_COUNT",
         .kind = CC_KIND_TEXT,

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/fault.h"
+
 #include "common/log.h"
 #include "hook.h"
 
@@ -52,7 +54,7 @@ static void discover(void)
         attr(&dv->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d);
         attr(&dv->max_threads_per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, d);
         dv->nvml = NULL;
-        if (have_nvml && byuuid(dv->uuid, &dv->nvml) != NVML_SUCCESS) {
+        if (have_nvml && (cc_fault(CC_FP_NVML_DEVICE) || byuuid(dv->uuid, &dv->nvml) != NVML_SUCCESS)) {
             cc_warn("NVML does not know device %d (%s)", i, dv->uuid);
             dv->nvml = NULL;
         }

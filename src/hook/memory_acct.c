@@ -103,7 +103,8 @@ const struct cc_mem_device *cc_mem_dev(int o)
         } else {
             g_md[o].cap = cap;
             g_md[o].h = cc_ml_device(cc_cfg.state_dir, dv->uuid, cap);
-            s = UNMEASURED;
+            /* No ledger at all (said): uncapped rather than a bad handle. */
+            s = g_md[o].h >= 0 ? UNMEASURED : UNCAPPED;
         }
     }
     if (s == UNMEASURED) { /* first use in this process: charge the context's memory */

@@ -104,7 +104,21 @@ void cc_mem_ctx_settle(struct cc_ctx_adm *a, CUresult r)
             cc_ml_set_ctx_size(m->h, ovh); /* one context alone */
         return;
     }
-    /* Not measurable (no NVML, pid not joinable): the configured estimate
-     * stands for the context, as before admission existed. */
+    /* Not measurable (NVML's process list failing, the pid not joinable,
+     * MIG): the context keeps what admission reserved for it (the configured
+     * estimate, else the container's learned context size, else the default
+     * at most a quarter of the cap). Charging 0 here, as before, left every
+     * context of such a container outside its cap, unsaid (the fault loop,
+     * nvml_procs from its first call on: 256 MiB held under 256 with two
+     * 16 MiB contexts). */
+#ifdef CC_TEST_CTX_UNCHARGED /* negative control (faults.loop): as before, unsaid */
     cc_ml_set_overhead(m->h, a->before + cc_cfg.ctx_overhead);
+    return;
+#endif
+    uint64_t est = cc_cfg.ctx_overhead ? cc_cfg.ctx_overhead : a->pend;
+    cc_log_once(CC_LOG_WARN, "memory cap: a context's memory on device %d cannot be measured "
+                             "(NVML's process list); %llu MiB is charged for it "
+                             "(CUDACAP_CTX_OVERHEAD sets the figure)",
+                a->ordinal, (unsigned long long)(est >> 20));
+    cc_ml_set_overhead(m->h, a->before + est);
 }

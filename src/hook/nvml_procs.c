@@ -1,6 +1,7 @@
 /* NVML's process list (nvml_procs.h). */
 #include "nvml_procs.h"
 
+#include "common/fault.h"
 #include "devices.h"
 #include "hook.h"
 
@@ -13,7 +14,7 @@ int cc_nvml_procs(int ordinal, nvmlProcessInfo_t *p, unsigned *n)
     cc_nvml_init();
     static procs_fn fn;
     if (!fn) fn = (procs_fn)cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetComputeRunningProcesses_v3");
-    if (!fn) return -1;
+    if (!fn || cc_fault(CC_FP_NVML_PROCS)) return -1;
     return fn(dv->nvml, n, p) == NVML_SUCCESS ? 0 : -1;
 }
 

@@ -183,8 +183,9 @@ int cc_ml_device(const char *state_dir, const char *uuid, uint64_t limit)
         if (ml_binds[i].key == key) h = i;
     if (h < 0 && ml_nbinds < NBINDS) {
         struct ledger *l = ml_sh.shared && ml_sh.slot >= 0 ? &ml_sh : &ml_pv;
-        int d = ml_find_dev(l->r, key, uuid ? uuid : "", limit);
-        if (d < 0 && l == &ml_sh) {
+        /* No private ledger either (its mapping failed: said at attach). */
+        int d = l->r ? ml_find_dev(l->r, key, uuid ? uuid : "", limit) : -1;
+        if (d < 0 && l == &ml_sh && private_ready()) {
             cc_warn("memory cap: %s/%s has no free device entry for %s; this process caps that "
                     "device on its own", ml_dir, CC_MEM_REGION_FILE, uuid);
             l = &ml_pv;
@@ -202,10 +203,8 @@ int cc_ml_device(const char *state_dir, const char *uuid, uint64_t limit)
         }
     }
     pthread_mutex_unlock(&ml_mu);
-    if (h < 0) {
-        cc_log_once(CC_LOG_ERROR, "memory cap: no ledger entry for %s (internal error)", uuid);
-        h = 0; /* never out of range for the callers; binds[0] exists once any device bound */
-    }
+    if (h < 0)
+        cc_log_once(CC_LOG_ERROR, "memory cap: no ledger entry for %s; the device runs uncapped", uuid);
     return h;
 }
 
