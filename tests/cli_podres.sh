@@ -133,7 +133,8 @@ m --pod-resources $CLI_TEST_TMP/no/such.sock
 [ $rc = 0 ] && [ -z "$err" ] && [ -z "$(pods job1)" ] && ok "absent socket: silent, no labels" || fail "absent: rc $rc: $err"
 expect 2 "--pod-resources ''" $C metrics --pod-resources ''; has "empty path" "says why"
 
-# 5. The exporter against a silent kubelet: scrapes answered, one warning.
+# 5. The exporter against a silent kubelet: scrapes answered, one warning;
+# then the kubelet answers again.
 srv silent
 export CUDACAP_POD_RESOURCES=$S
 start_listener || fail "listener did not start: $(cat $CLI_TEST_TMP/listen.err)"
@@ -143,5 +144,13 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 [ $ms -lt 3000 ] && ok "three scrapes in $ms ms (one 1 s wait, then the retry period)" || fail "three scrapes took $ms ms"
 n=$(grep -c "warning: pod-resources socket" $CLI_TEST_TMP/listen.err)
 [ "$n" = 1 ] && ok "one warning per run: $(grep warning $CLI_TEST_TMP/listen.err)" || fail "$n warnings: $(cat $CLI_TEST_TMP/listen.err)"
+# The kubelet back: labels again after the retry period, no second warning.
+srv proto ml/trainer-0/main=cudacap.io/cap=job1
+t0=$(date +%s%N)
+for i in $(seq 30); do out=$(get $port /metrics); [ "$(pods job1)" = "$JOB1" ] && break; sleep 0.5; done
+ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$(pods job1)" = "$JOB1" ] && ok "kubelet back: labelled again after $ms ms" || fail "not labelled again: [$(pods job1)]"
+n=$(grep -c "warning" $CLI_TEST_TMP/listen.err)
+[ "$n" = 1 ] && ok "still one warning" || fail "$n warnings: $(cat $CLI_TEST_TMP/listen.err)"
 kill -TERM $lp; wait $lp
 finish

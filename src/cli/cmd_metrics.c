@@ -46,22 +46,27 @@ static void usage(FILE *f)
  * is reported, once, and metrics go on without pod labels. An absent socket
  * (no kubelet, or not mounted: most nodes) is not a failure. */
 #define PODRES_RETRY_S 10
-#define CC_STR_(x) #x
-#define CC_STR(x) CC_STR_(x)
 static const char *podres_path;
 static int podres_warned, podres_serving; /* serving: --listen */
-static time_t podres_retry_at;
+static time_t podres_retry_at;            /* CLOCK_MONOTONIC seconds */
+
+static time_t mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec;
+}
 
 static int pod_resources(struct podres *pr)
 {
-    char why[512];
-    if (!podres_path || time(NULL) < podres_retry_at) return 0;
+    char why[512], tail[64] = "";
+    if (!podres_path || mono_s() < podres_retry_at) return 0;
     int r = podres_list(podres_path, PODRES_DEADLINE_MS, pr, why, sizeof why);
     if (r == PODRES_FAILED) {
-        podres_retry_at = time(NULL) + PODRES_RETRY_S;
+        podres_retry_at = mono_s() + PODRES_RETRY_S;
+        if (podres_serving) snprintf(tail, sizeof tail, " (retried every %d s, not reported again)", PODRES_RETRY_S);
         if (!podres_warned++)
-            cli_err("warning: pod-resources socket %s: %s; metrics without its pod labels%s", podres_path, why,
-                    podres_serving ? " (retried every " CC_STR(PODRES_RETRY_S) " s, not reported again)" : "");
+            cli_err("warning: pod-resources socket %s: %s; metrics without its pod labels%s", podres_path, why, tail);
         return 0;
     }
     if (r != PODRES_OK) return 0;

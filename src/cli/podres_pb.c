@@ -128,12 +128,13 @@ static int label_ok(const struct rd *v, size_t max)
 }
 
 /* A copy of v in the arena, NUL-terminated. podres_decode sized the arena
- * at twice the message: each string kept is copied once and took at least
- * its length + 1 bytes there (key and length). */
+ * at the message + 1: each string kept (the last name of a message, each id)
+ * is copied once, from bytes of its own in the message that also held at
+ * least a key and a length, so copies and NULs never outgrow it. */
 static const char *keep(struct dec *d, const struct rd *v)
 {
     size_t n = (size_t)(v->end - v->p);
-    if ((size_t)(d->aend - d->ap) < n + 1) return NULL; /* cannot happen (sized above) */
+    if ((size_t)(d->aend - d->ap) < n + 1) return NULL; /* cannot happen (see above); refused, not overrun */
     char *s = d->ap;
     memcpy(s, v->p, n);
     s[n] = 0;
@@ -234,9 +235,9 @@ int podres_decode(const uint8_t *msg, size_t len, struct podres *out, char *why,
 {
     memset(out, 0, sizeof *out);
     if (len > PODRES_MAX_RESPONSE) return snprintf(why, whylen, "a message of %zu bytes", len), -1;
-    out->arena = malloc(2 * len + 1);
+    out->arena = malloc(len + 1);
     if (!out->arena) return snprintf(why, whylen, "out of memory"), -1;
-    struct dec d = {.out = out, .ap = out->arena, .aend = out->arena + 2 * len + 1, .why = why, .whylen = whylen};
+    struct dec d = {.out = out, .ap = out->arena, .aend = out->arena + len + 1, .why = why, .whylen = whylen};
     struct owner none = {0};
     struct rd r = {msg, msg + len};
     if (each(&d, r, "ListPodResourcesResponse", 1, pod, &none)) {
