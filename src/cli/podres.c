@@ -191,6 +191,7 @@ static int take_data(struct conn *c, uint8_t **msg, size_t *len, size_t *cap, co
     if (*len + n > *cap) {
         size_t nc = *cap ? *cap : 65536;
         while (nc < *len + n) nc *= 2;
+        if (nc > PODRES_MAX_RESPONSE + GRPC_PREFIX) nc = PODRES_MAX_RESPONSE + GRPC_PREFIX; /* still >= *len + n */
         uint8_t *m = realloc(*msg, nc);
         if (!m) return fail(c, "out of memory for a %zu-byte response", nc);
         *msg = m, *cap = nc;
