@@ -100,6 +100,13 @@ want_pods job2 "" "an id two pods claim names neither"
 want_pods lonely "" "a pod name with a space is left out"
 case "$err" in *"1 device id(s) left out"*) ok "left out, said once" ;; *) fail "no left-out warning: $err" ;; esac
 
+# HTTP/2 by hand: a PING to acknowledge before the server answers, an
+# unknown frame type, CONTINUATIONs, padded DATA, a GOAWAY letting stream 1 end.
+srv chatty ml/trainer-0/main=cudacap.io/cap=job1 --filler 500
+m --pod-resources $S
+want_pods job1 "$JOB1" "PING acknowledged, CONTINUATION, padded DATA, GOAWAY, an unknown frame: labelled"
+[ -z "$err" ] && ok "no warning" || fail "chatty: $err"
+
 # 3. Negative control: the kubelet lists another device id, and the check
 # that passed above must fail.
 srv proto ml/trainer-0/main=cudacap.io/cap=job9

@@ -18,6 +18,11 @@ MODE:
   close   accepts and closes at once
   huge    HTTP/2 by hand: SETTINGS, response HEADERS, then a DATA frame whose
           gRPC prefix declares a 4 GiB message; then silence
+  chatty  HTTP/2 by hand, the proto response: first a PING, a frame of an
+          unknown type and a WINDOW_UPDATE; it answers only once the client
+          acknowledged its SETTINGS and PING and ended its stream; then
+          HEADERS split over two CONTINUATIONs, DATA in padded 1000-byte
+          frames, a GOAWAY (last stream 1), the trailers ending the stream
 
 SPEC: NS/POD/CTR=ID[,ID...] (device plugin device ids) or NS/POD/CTR+CDI
 (a DRA CDI device name). --filler N adds N pods with one device each first,
@@ -145,8 +150,41 @@ def serve_raw(on_conn):
         held.append(c)  # kept open: only "close" closes
         threading.Thread(target=on_conn, args=(c,), daemon=True).start()
 
+def frame(t, flags, sid, payload):
+    return len(payload).to_bytes(3, "big") + bytes([t, flags]) + sid.to_bytes(4, "big") + payload
+def lit(name, value):  # HPACK literal without indexing, no Huffman
+    return b"\x00" + bytes([len(name)]) + name.encode() + bytes([len(value)]) + value.encode()
+
+def h2_chatty(c):
+    c.settimeout(2)
+    def recvn(n):
+        b = b""
+        while len(b) < n:
+            k = c.recv(n - len(b))
+            if not k: raise EOFError
+            b += k
+        return b
+    c.sendall(frame(4, 0, 0, (3).to_bytes(2, "big") + (100).to_bytes(4, "big"))  # MAX_CONCURRENT_STREAMS
+              + frame(6, 0, 0, b"pingpong") + frame(0xFA, 0, 0, b"unknown") + frame(8, 0, 0, (1000).to_bytes(4, "big")))
+    if recvn(24) != b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n": return
+    ping = sack = end = False
+    while not (ping and sack and end):
+        h = recvn(9)
+        n, t, fl, sid = int.from_bytes(h[:3], "big"), h[3], h[4], int.from_bytes(h[5:], "big")
+        p = recvn(n)
+        ping |= t == 6 and fl & 1 and p == b"pingpong"
+        sack |= t == 4 and fl & 1
+        end |= t == 0 and fl & 1 and sid == 1
+    msg = by_protobuf()
+    g = b"\x00" + len(msg).to_bytes(4, "big") + msg
+    hdr = b"\x88" + lit("content-type", "application/grpc")  # :status 200 (indexed)
+    out = frame(1, 0, 1, hdr[:3]) + frame(9, 0, 1, hdr[3:10]) + frame(9, 4, 1, hdr[10:])
+    for i in range(0, len(g), 1000):
+        out += frame(0, 8, 1, bytes([7]) + g[i:i + 1000] + b"\0" * 7)
+    out += frame(7, 0, 0, (1).to_bytes(4, "big") + (0).to_bytes(4, "big"))
+    c.sendall(out + frame(1, 5, 1, lit("grpc-status", "0")))
+
 def h2_huge(c):
-    def frame(t, flags, sid, payload): return len(payload).to_bytes(3, "big") + bytes([t, flags]) + sid.to_bytes(4, "big") + payload
     c.sendall(frame(4, 0, 0, b""))
     time.sleep(0.1)  # the client's request in
     hdrs = b"\x88" + b"\x00" + bytes([12]) + b"content-type" + bytes([16]) + b"application/grpc"  # :status 200 (indexed)
@@ -165,4 +203,5 @@ elif mode == "silent": serve_raw(lambda c: None)
 elif mode == "random": serve_raw(lambda c: c.sendall(random.Random(12).randbytes(4096)))
 elif mode == "close": serve_raw(lambda c: c.close())
 elif mode == "huge": serve_raw(h2_huge)
+elif mode == "chatty": serve_raw(h2_chatty)
 else: sys.exit(f"unknown mode {mode}")
