@@ -4,7 +4,7 @@ cc_sim_client(cudacap_demo_worker ${CMAKE_SOURCE_DIR}/src/cli/demo_worker.c)
 
 # Variants of the command for negative controls and test hooks: the files
 # that hold a CLI_TEST_* switch are compiled per variant, the rest once.
-set(_cli_switched cli/snapshot.c cli/liveness.c cli/statedir.c cli/httpd.c region/peek.c)
+set(_cli_switched cli/snapshot.c cli/liveness.c cli/statedir.c cli/httpd.c cli/podres.c region/peek.c)
 get_target_property(_cli_srcs cudacap_cli SOURCES)
 list(REMOVE_ITEM _cli_srcs ${_cli_switched})
 list(TRANSFORM _cli_srcs PREPEND ${CMAKE_SOURCE_DIR}/src/)
@@ -30,6 +30,7 @@ cc_cli_variant(cudacap_followlinks CLI_TEST_FOLLOW_LINKS)   # prepare's path thr
 cc_cli_variant(cudacap_noprocscan CLI_TEST_NO_PROC_SCAN)    # liveness from regions and locks only
 cc_cli_variant(cudacap_noevict CLI_TEST_NO_EVICT)           # exporter: a full table waits
 cc_cli_variant(cudacap_nolivebytes CLI_TEST_NO_PROC_SCAN CLI_TEST_NO_LIVE_BYTES) # ... nor liveness bytes
+cc_cli_variant(cudacap_nowindow CLI_TEST_NO_WINDOW_UPDATE)  # pod-resources: HTTP/2's 64 KiB windows kept
 cc_test_exe(cudacap_httpprobe ${CMAKE_CURRENT_SOURCE_DIR}/cli_httpprobe.c)
 
 function(cc_cli_test name script)
@@ -113,3 +114,17 @@ if(CUDACAP_GLIBC_COMPAT)
   set_tests_properties(install.glibc.negative_control PROPERTIES WILL_FAIL TRUE)
 endif()
 cc_cli_test(deploy.install deploy_install.sh)
+# Pod labels from the kubelet's pod-resources socket, against a real gRPC
+# server (python3-grpcio, python3-protobuf; else skipped). The control: a
+# build without the WINDOW_UPDATE, whose >64 KiB answer stalls.
+cc_cli_test(cli.podres cli_podres.sh)
+cc_cli_control(cli.podres.negative_control cli_podres.sh cudacap_nowindow)
+set_tests_properties(cli.podres cli.podres.negative_control PROPERTIES LABELS cli)
+set_tests_properties(cli.podres.negative_control PROPERTIES WILL_FAIL TRUE)
+# The decoder alone: malformations named, 200000 mutations (ASan in CI).
+cc_test_exe(cli_podres_decode ${CMAKE_CURRENT_SOURCE_DIR}/cli_podres_decode.c ${CMAKE_SOURCE_DIR}/src/cli/podres_pb.c)
+target_include_directories(cli_podres_decode PRIVATE ${CMAKE_SOURCE_DIR}/src)
+add_dependencies(cudacap_demo_worker cli_podres_decode)
+add_test(NAME cli.podres.decode COMMAND cli_podres_decode)
+set_tests_properties(cli.podres.decode PROPERTIES LABELS cli TIMEOUT 60)
+cc_cli_test(deploy.podres deploy_podres.sh)

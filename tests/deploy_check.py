@@ -5,8 +5,10 @@ a hand-written subset of the Kubernetes API schema for what the manifests
 use. Every mapping key is checked against the fields the API defines
 (catching typos a YAML parser accepts), required fields, types, references
 (volume mounts to volumes, probe ports to container ports, selector to
-template labels), hostPath types, quantities, and the Dockerfile's COPY
-sources and the paths the manifest runs. Exit 1 with one line per problem."""
+template labels), hostPath types, quantities, the paths the exporter's
+--root and --pod-resources name lying in a volume mounted into it, and the
+Dockerfile's COPY sources and the paths the manifest runs. Exit 1 with one
+line per problem."""
 import os, re, sys
 import yaml
 
@@ -70,6 +72,15 @@ def check_container(where, c, volumes):
         if keys(w, m, "mount", ("name", "mountPath")):
             if m["name"] not in volumes: bad(w, f"no volume {m['name']!r}")
             if not str(m["mountPath"]).startswith("/"): bad(w, "mountPath must be absolute")
+    args = c.get("args") or []
+    mounts = [str(m.get("mountPath", "")).rstrip("/") for m in c.get("volumeMounts", []) if isinstance(m, dict)]
+    for opt in ("--root", "--pod-resources"):
+        if opt in args and isinstance(args, list):
+            i = args.index(opt)
+            path = args[i + 1] if i + 1 < len(args) else None
+            if path is None: bad(where, f"{opt} without a value")
+            elif path != "none" and not any(path == m or path.startswith(m + "/") for m in mounts):
+                bad(where, f"{opt} {path} lies in no volume mounted into the container")
     if "resources" in c and keys(f"{where}.resources", c["resources"], "resources"):
         for k, q in c["resources"].items():
             for r, v in (q or {}).items():

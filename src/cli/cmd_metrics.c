@@ -1,22 +1,26 @@
 /* cudacap metrics: Prometheus text exposition of every container under
  * ROOT, to stdout, to a file for the node exporter's textfile collector
  * (written whole, then renamed), or over HTTP (--listen, httpd.c: one
- * request per connection, per-request deadlines, a poll loop). */
+ * request per connection, per-request deadlines, a poll loop). Pod labels
+ * for CDI containers come from the kubelet's pod-resources socket (podres.h). */
 #include <errno.h>
 #include <netdb.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/httpd.h"
+#include "cli/podres.h"
 #include "cli/render.h"
 
 static void usage(FILE *f)
 {
     fputs("usage: cudacap metrics [--root ROOT | ROOT] [--output FILE | --listen [ADDR]:PORT]\n"
+          "                       [--pod-resources PATH | none]\n"
           "\n"
           "Prometheus text exposition (version 0.0.4) of every container under ROOT, with\n"
           "DCGM-exporter style names and labels (cudacap_container, gpu = NVML index, UUID,\n"
@@ -28,8 +32,49 @@ static void usage(FILE *f)
           "                        collector: FILE ends in .prom)\n"
           "  --listen [ADDR]:PORT  serve GET /metrics over HTTP until SIGTERM/SIGINT (e.g. :9477;\n"
           "                        9400 is dcgm-exporter's)\n"
-          "  --root ROOT           as for cudacap status\n",
+          "  --root ROOT           as for cudacap status\n"
+          "  --pod-resources PATH  the kubelet's pod-resources socket, for the pod_namespace,\n"
+          "                        pod_name, pod_container labels of containers a pod's\n"
+          "                        device names (default $CUDACAP_POD_RESOURCES, else\n"
+          "                        " PODRES_DEFAULT_SOCKET "; none: not read)\n",
           f);
+}
+
+/* The pod-resources socket: NULL when not read. After a failure it is left
+ * alone PODRES_RETRY_S (a kubelet that hangs costs the exporter's loop its
+ * 1 s deadline once per period, not per scrape); the first failure of a run
+ * is reported, once, and metrics go on without pod labels. An absent socket
+ * (no kubelet, or not mounted: most nodes) is not a failure. */
+#define PODRES_RETRY_S 10
+static const char *podres_path;
+static int podres_warned, podres_serving; /* serving: --listen */
+static time_t podres_retry_at;            /* CLOCK_MONOTONIC seconds */
+
+static time_t mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec;
+}
+
+static int pod_resources(struct podres *pr)
+{
+    char why[512], tail[64] = "";
+    if (!podres_path || mono_s() < podres_retry_at) return 0;
+    int r = podres_list(podres_path, PODRES_DEADLINE_MS, pr, why, sizeof why);
+    if (r == PODRES_FAILED) {
+        podres_retry_at = mono_s() + PODRES_RETRY_S;
+        if (podres_serving) snprintf(tail, sizeof tail, " (retried every %d s, not reported again)", PODRES_RETRY_S);
+        if (!podres_warned++)
+            cli_err("warning: pod-resources socket %s: %s; metrics without its pod labels%s", podres_path, why, tail);
+        return 0;
+    }
+    if (r != PODRES_OK) return 0;
+    if (pr->dropped && !podres_warned++)
+        cli_err("warning: pod-resources socket %s: %d device id(s) left out (past %d, empty or too long, or under "
+                "a pod or container name that is empty, too long or not printable ASCII)",
+                podres_path, pr->dropped, PODRES_MAX_ENTRIES);
+    return 1;
 }
 
 /* The whole exposition into a malloc'ed buffer. */
@@ -42,7 +87,10 @@ static char *expose(const void *arg, size_t *len)
     struct snap **s = NULL;
     int k = snap_collect(root, &s);
     if (k < 0) k = 0; /* no ROOT yet: no containers (an exporter must not fail) */
-    render_prom(f, s, k);
+    struct podres pr;
+    int have = k > 0 && pod_resources(&pr); /* no containers: nothing to label */
+    render_prom(f, s, k, have ? &pr : NULL);
+    if (have) podres_free(&pr);
     snap_release(s, k);
     fclose(f);
     return buf;
@@ -101,18 +149,22 @@ static int listen_on(const char *spec)
 
 int cmd_metrics(int argc, char **argv)
 {
-    const char *root_opt = NULL, *pos = NULL, *out = NULL, *lis = NULL, *v;
+    const char *root_opt = NULL, *pos = NULL, *out = NULL, *lis = NULL, *pr = NULL, *v;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return usage(stdout), 0;
         else if (cli_opt_val(argc, argv, &i, "--root", &v)) root_opt = v;
         else if (cli_opt_val(argc, argv, &i, "--output", &v)) out = v;
         else if (cli_opt_val(argc, argv, &i, "--listen", &v)) lis = v;
+        else if (cli_opt_val(argc, argv, &i, "--pod-resources", &v)) pr = v;
         else cli_root_positional(argv[i], &pos);
     }
     if (pos && root_opt) cli_usage_error("ROOT given twice (\"%s\" and --root %s)", pos, root_opt);
     if (out && lis) cli_usage_error("--output and --listen exclude each other");
     if (out && !*out) cli_usage_error("--output: empty path");
     const char *root = cli_default_root(pos ? pos : root_opt);
+    if (pr && !*pr) cli_usage_error("--pod-resources: empty path (none turns it off)");
+    if (!pr && (pr = getenv("CUDACAP_POD_RESOURCES")) && !*pr) pr = NULL; /* set but empty: the default */
+    podres_path = !pr ? PODRES_DEFAULT_SOCKET : strcmp(pr, "none") ? pr : NULL;
     if (!lis) {
         size_t len = 0;
         char *body = expose(root, &len);
@@ -126,6 +178,7 @@ int cmd_metrics(int argc, char **argv)
         free(body);
         return rc;
     }
+    podres_serving = 1;
     int fd = listen_on(lis);
     if (fd < 0) return 1;
     struct sigaction sa;

@@ -11,7 +11,9 @@
  * for status), a string drawn after the device line. */
 void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *const *hist);
 void render_json(FILE *f, const char *root, struct snap *const *s, int n);
-void render_prom(FILE *f, struct snap *const *s, int n);
+/* pr: the kubelet's pod-resources table (NULL: none), for pod labels. */
+struct podres;
+void render_prom(FILE *f, struct snap *const *s, int n, const struct podres *pr);
 
 /* "12.3%" or "-" */
 const char *render_pct(int have, uint32_t pm, char *buf, size_t len);

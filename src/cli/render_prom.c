@@ -3,7 +3,9 @@
  * index), UUID, Hostname; the container as cudacap_container (a plain
  * "container" clashes with the scrape target's own label and becomes
  * exported_container); with the HAMi layout (<podUID>_<ctr>) pod_uid,
- * pod_container, and pod_namespace, pod_name from the kubelet's log folders.
+ * pod_container, and pod_namespace, pod_name from the kubelet's log folders;
+ * other containers pod_namespace, pod_name, pod_container from the kubelet's
+ * pod-resources API (podres.h) when a device allocated to a pod names them.
  * Device figures once per device, ratios in base units (0..1), counters
  * as *_total, no pid as a value (a pid is a label of per-process series). */
 #include <ctype.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/podres.h"
 #include "cli/render.h"
 
 /* The node's name: NODE_NAME (a DaemonSet sets it from spec.nodeName, as
@@ -51,8 +54,7 @@ static int pod_uid(const char *name, char *out)
 
 /* Pod namespace and name of a pod UID, from the kubelet's log folders
  * /var/log/pods/<namespace>_<name>_<uid> (CUDACAP_POD_LOGS; namespace and
- * name are DNS-1123, without "_"): read once per exposition. The kubelet's
- * pod-resources socket would give the same, over gRPC (TODO). */
+ * name are DNS-1123, without "_"): read once per exposition. */
 struct podname {
     char uid[37], ns[64], name[254];
 };
@@ -79,9 +81,48 @@ static void pods_scan(void)
     closedir(d);
 }
 
-/* {cudacap_container=..,[pod_uid=..,[pod_namespace=..,pod_name=..,]pod_container=..,]
- *  [gpu=..,UUID=..,]Hostname=..[,extra]} */
-static void labels(FILE *f, const struct snap *x, const struct snap_dev *d, const char *extra)
+/* The pod-resources entry naming container x: a device id that is its
+ * name (a device plugin handing out cudacap containers by name) or its CDI
+ * name (what a CDI-returning device plugin or DRA driver lists), owned by
+ * one pod container only: an id two owners claim names neither. An id that
+ * is one of x's GPU UUIDs never labels it: several pods share a GPU under
+ * cudacap, so a GPU's owner in the kubelet's books is not this container's. */
+#define CDI_KIND "cudacap.io/cap="
+static const struct podres_entry *lookup(const struct podres *pr, const char *id)
+{
+    int lo = 0, hi = pr->n;
+    while (lo < hi) { /* the first entry >= id (the table is sorted by id) */
+        int mid = lo + (hi - lo) / 2;
+        if (strcmp(pr->e[mid].id, id) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == pr->n || strcmp(pr->e[lo].id, id)) return NULL;
+    for (int i = lo + 1; i < pr->n && !strcmp(pr->e[i].id, id); i++) {
+        const struct podres_entry *a = &pr->e[lo], *b = &pr->e[i];
+        if (strcmp(a->ns, b->ns) || strcmp(a->pod, b->pod) || strcmp(a->ctr, b->ctr)) return NULL;
+    }
+    return &pr->e[lo];
+}
+
+static const struct podres_entry *pod_of(const struct podres *pr, const struct snap *x)
+{
+    char cdi[sizeof CDI_KIND + sizeof x->name];
+    if (!pr || !pr->n) return NULL;
+    for (int i = 0; i < x->ndev; i++)
+        if (!strcmp(x->dev[i].uuid, x->name)) return NULL;
+    const struct podres_entry *by_name = lookup(pr, x->name);
+    snprintf(cdi, sizeof cdi, CDI_KIND "%s", x->name);
+    const struct podres_entry *by_cdi = lookup(pr, cdi);
+    if (by_name && by_cdi && (strcmp(by_name->ns, by_cdi->ns) || strcmp(by_name->pod, by_cdi->pod) ||
+                              strcmp(by_name->ctr, by_cdi->ctr)))
+        return NULL;
+    return by_name ? by_name : by_cdi;
+}
+
+/* {cudacap_container=..,[pod_uid=..,][pod_namespace=..,pod_name=..,][pod_container=..,]
+ *  [gpu=..,UUID=..,]Hostname=..[,extra]}; pe: x's pod-resources owner. */
+static void labels(FILE *f, const struct snap *x, const struct podres_entry *pe, const struct snap_dev *d,
+                   const char *extra)
 {
     char uid[40];
     fputc('{', f);
@@ -102,6 +143,14 @@ static void labels(FILE *f, const struct snap *x, const struct snap_dev *d, cons
                 }
             fputs("pod_container=\"", f);
             prom_val(f, x->name + 37);
+            fputs("\",", f);
+        } else if (pe) {
+            fputs("pod_namespace=\"", f);
+            prom_val(f, pe->ns);
+            fputs("\",pod_name=\"", f);
+            prom_val(f, pe->pod);
+            fputs("\",pod_container=\"", f);
+            prom_val(f, pe->ctr);
             fputs("\",", f);
         }
     }
@@ -179,17 +228,20 @@ static void device_util(FILE *f, struct snap *const *s, int n)
         }
     for (int k = 0; k < nb; k++) {
         fputs("cudacap_gpu_utilization_ratio", f);
-        labels(f, NULL, best[k], NULL);
+        labels(f, NULL, NULL, best[k], NULL);
         fprintf(f, " %.10g\n", best[k]->dev_util_pm / 1000.0);
     }
 }
 
-void render_prom(FILE *f, struct snap *const *s, int n)
+void render_prom(FILE *f, struct snap *const *s, int n, const struct podres *pr)
 {
     pods_scan();
+    const struct podres_entry *pe[SNAP_MAX_CONTAINERS];
+    if (n > SNAP_MAX_CONTAINERS) n = SNAP_MAX_CONTAINERS; /* snap_collect's bound */
+    for (int c = 0; c < n; c++) pe[c] = pod_of(pr, s[c]);
     head(f, "cudacap_build_info", "gauge", "cudacap's version (the value is 1).");
     fputs("cudacap_build_info", f);
-    labels(f, NULL, NULL, "version=\"" CUDACAP_VERSION_STRING "\"");
+    labels(f, NULL, NULL, NULL, "version=\"" CUDACAP_VERSION_STRING "\"");
     fputs(" 1\n", f);
     device_util(f, s, n);
     for (int m = 0; m < M_N; m++) {
@@ -199,14 +251,14 @@ void render_prom(FILE *f, struct snap *const *s, int n)
                 double v;
                 if (!metric_value(m, &s[c]->dev[i], &v)) continue;
                 fputs(metric[m].name, f);
-                labels(f, s[c], &s[c]->dev[i], NULL);
+                labels(f, s[c], pe[c], &s[c]->dev[i], NULL);
                 fprintf(f, " %.10g\n", v);
             }
     }
     head(f, "cudacap_processes", "gauge", "Live processes of the container (any device).");
     for (int c = 0; c < n; c++) {
         fputs("cudacap_processes", f);
-        labels(f, s[c], NULL, NULL);
+        labels(f, s[c], pe[c], NULL, NULL);
         fprintf(f, " %d\n", s[c]->nalive);
     }
     char pid[32];
@@ -219,7 +271,7 @@ void render_prom(FILE *f, struct snap *const *s, int n)
             for (int i = 0; i < s[c]->ndev; i++) {
                 if (!s[c]->dev[i].has_mem) continue;
                 fputs("cudacap_process_fb_used_bytes", f);
-                labels(f, s[c], &s[c]->dev[i], pid);
+                labels(f, s[c], pe[c], &s[c]->dev[i], pid);
                 fprintf(f, " %llu\n", (unsigned long long)q->mem[i]);
             }
         }
@@ -233,7 +285,7 @@ void render_prom(FILE *f, struct snap *const *s, int n)
             for (int i = 0; i < s[c]->ndev; i++) {
                 if (!q->has_util[i]) continue;
                 fputs("cudacap_process_sm_utilization_ratio", f);
-                labels(f, s[c], &s[c]->dev[i], pid);
+                labels(f, s[c], pe[c], &s[c]->dev[i], pid);
                 fprintf(f, " %.10g\n", q->util_pm[i] / 1000.0);
             }
         }
@@ -244,7 +296,7 @@ void render_prom(FILE *f, struct snap *const *s, int n)
         int st[2] = {s[c]->mem_state, s[c]->sm_state};
         for (int r = 0; r < 2; r++) {
             fputs("cudacap_region_ok", f);
-            labels(f, s[c], NULL, rn[r]);
+            labels(f, s[c], pe[c], NULL, rn[r]);
             fprintf(f, " %d\n", st[r] == SNAP_OK);
         }
     }
