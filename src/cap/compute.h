@@ -76,7 +76,12 @@ void cc_compute_note_host_pid(uint32_t host_pid);
 cc_compute_region_t *cc_compute_region(void);
 
 /* Cost model (cost.c). Estimate for a launch of key (a function or a graph
- * exec) with `blocks` blocks; *measure says to time this launch. */
+ * exec) with `blocks` blocks; *measure says whether to time this launch. */
+enum cc_cost_measure {
+    CC_MEASURE_NO = 0,      /* the estimate stands */
+    CC_MEASURE_SAMPLE = 1,  /* time this launch: the shape's sample is due */
+    CC_MEASURE_UNTIMED = 2, /* never timed: charged 0 now, exactly when its timing completes */
+};
 int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure);
 /* What a launch that should have been timed but cannot be is charged: the
  * largest estimate known in this process, or 1 ms. */

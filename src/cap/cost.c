@@ -40,10 +40,16 @@ struct cost_ent {
 };
 static struct cost_ent table[CC_COST_ENTRIES];
 
+enum pair_state {
+    PAIR_FREE = 0,
+    PAIR_BEGUN = 1,  /* between cc_cost_begin and cc_cost_end */
+    PAIR_QUEUED = 2, /* both events recorded: cc_cost_poll settles it */
+};
+
 struct pair {
     CUevent a, b;
     CUcontext ctx;
-    int busy;         /* 0 free, 1 between begin and end, 2 queued */
+    int busy;         /* enum pair_state */
     void *key;
     uint64_t blocks;
     int64_t charged;
@@ -97,19 +103,19 @@ int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure)
 {
     uint64_t tag = tag_of(key, blocks);
     struct cost_ent *e = lookup(tag, 1);
-    *measure = 0;
+    *measure = CC_MEASURE_NO;
     if (!e) return cc_cost_fallback(); /* table full of other shapes */
     int64_t est = __atomic_load_n(&e->est, __ATOMIC_RELAXED);
     uint64_t last = __atomic_load_n(&e->last_ns, __ATOMIC_RELAXED);
     if (est <= 0) { /* never timed (0 is the zeroed table's "unknown") */
-        *measure = 2;
+        *measure = CC_MEASURE_UNTIMED;
         return 0; /* charged exactly when the timing completes (gate.c bounds these) */
     }
     uint64_t now = cc_mono_ns();
     if (now - last >= CC_COST_SAMPLE_NS &&
         __atomic_compare_exchange_n(&e->last_ns, &last, now, 0, __ATOMIC_RELAXED,
                                     __ATOMIC_RELAXED))
-        *measure = 1;
+        *measure = CC_MEASURE_SAMPLE;
     return est;
 }
 
@@ -126,11 +132,11 @@ void *cc_cost_begin(CUstream s, int ptsz, int *probe)
     /* busy is atomic (acquire/release): a pair is freed outside mu, and
      * freeing publishes its events and context to the next user. */
     for (int i = 0; i < CC_COST_PAIRS && !p; i++)
-        if (!__atomic_load_n(&pairs[i].busy, __ATOMIC_ACQUIRE) && pairs[i].a && pairs[i].ctx == ctx)
+        if (__atomic_load_n(&pairs[i].busy, __ATOMIC_ACQUIRE) == PAIR_FREE && pairs[i].a && pairs[i].ctx == ctx)
             p = &pairs[i];
     for (int i = 0; i < CC_COST_PAIRS && !p; i++)
-        if (!__atomic_load_n(&pairs[i].busy, __ATOMIC_ACQUIRE) && !pairs[i].a) p = &pairs[i];
-    if (p) __atomic_store_n(&p->busy, 1, __ATOMIC_RELAXED);
+        if (__atomic_load_n(&pairs[i].busy, __ATOMIC_ACQUIRE) == PAIR_FREE && !pairs[i].a) p = &pairs[i];
+    if (p) __atomic_store_n(&p->busy, PAIR_BEGUN, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&mu);
     if (!p) return NULL;
     p->probe = probe;
@@ -139,13 +145,13 @@ void *cc_cost_begin(CUstream s, int ptsz, int *probe)
         if (!made || port->event_create(&p->b, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
             if (made) port->event_destroy(p->a);
             p->a = p->b = NULL; /* keeps the slot reusable */
-            __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+            __atomic_store_n(&p->busy, PAIR_FREE, __ATOMIC_RELEASE);
             return NULL;
         }
         p->ctx = ctx;
     }
     if ((ptsz ? port->event_record_ptsz : port->event_record)(p->a, s) != CUDA_SUCCESS) {
-        __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&p->busy, PAIR_FREE, __ATOMIC_RELEASE);
         return NULL;
     }
     return p;
@@ -215,7 +221,7 @@ void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int6
     if (!launched || (ptsz ? port->event_record_ptsz : port->event_record)(p->b, s) != CUDA_SUCCESS) {
         if (p->probe) __atomic_store_n(p->probe, 0, __ATOMIC_RELEASE);
         p->probe = NULL;
-        __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&p->busy, PAIR_FREE, __ATOMIC_RELEASE);
         return;
     }
     p->key = key;
@@ -223,7 +229,7 @@ void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int6
     p->charged = charged;
     p->line = line;
     pthread_mutex_lock(&mu);
-    __atomic_store_n(&p->busy, 2, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->busy, PAIR_QUEUED, __ATOMIC_RELAXED);
     __atomic_add_fetch(&cc_cost_pending, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&mu);
 }
@@ -254,7 +260,7 @@ void cc_cost_poll(int max)
     int done = 0;
     for (int i = 0; i < CC_COST_PAIRS && (!max || done < max); i++) {
         struct pair *p = &pairs[i];
-        if (__atomic_load_n(&p->busy, __ATOMIC_RELAXED) != 2) continue;
+        if (__atomic_load_n(&p->busy, __ATOMIC_RELAXED) != PAIR_QUEUED) continue;
         /* Not ready: later. Another error (a context's sticky error): the
          * pair would never complete, so it is settled untimed now. */
         CUresult r = port->event_query(p->b);
@@ -270,7 +276,7 @@ void cc_cost_poll(int max)
         /* Release: a launch waiting on the slot then finds the estimate. */
         if (p->probe) __atomic_store_n(p->probe, 0, __ATOMIC_RELEASE);
         p->probe = NULL;
-        __atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&p->busy, PAIR_FREE, __ATOMIC_RELEASE);
     }
     /* Only an exchange that happened is undone: restoring after a failed
      * one would leave the thread relaxed for good. */

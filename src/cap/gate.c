@@ -41,7 +41,7 @@ static int64_t admit_untimed(struct cc_compute_device *d, void *key, uint64_t bl
             return 0;
         }
         if (cc_mono_ns() - t0 > CC_PROBE_WAIT_NS) {
-            *measure = 1;
+            *measure = CC_MEASURE_SAMPLE;
             return cc_cost_fallback();
         }
         struct timespec ts = {0, (long)nap};
@@ -49,7 +49,7 @@ static int64_t admit_untimed(struct cc_compute_device *d, void *key, uint64_t bl
         if (nap < 1000000) nap *= 2;
         cc_cost_poll(0);
         int64_t est = cc_cost_estimate(key, blocks, measure);
-        if (*measure != 2) return est;
+        if (*measure != CC_MEASURE_UNTIMED) return est;
     }
 }
 
@@ -74,12 +74,12 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
 #endif
     cc_compute_register_here();
     cc_watcher_ensure();
-    int measure = 0, *probe = NULL;
+    int measure = CC_MEASURE_NO, *probe = NULL;
     int64_t cost = cc_cost_estimate(key, blocks, &measure);
 #ifdef CC_TEST_FREE_UNTIMED /* negative control: every launch before a first timing free */
     (void)admit_untimed;
 #else
-    if (measure == 2) cost = admit_untimed(d, key, blocks, &measure, &probe);
+    if (measure == CC_MEASURE_UNTIMED) cost = admit_untimed(d, key, blocks, &measure, &probe);
 #endif
     uint64_t waited = cc_bucket_take(&d->line->tokens, cost, &d->line->throttled, &d->drip);
     /* Throttled time for the node's exporter (cudacap/counters.h): only a

@@ -28,41 +28,77 @@ static void ident_begin(struct ident *c, CUdevice dev)
     if (id) cc_hostpid_diff_begin(&c->diff, (int)dev);
 }
 
+/* One of the four creating entries and its arguments. */
+struct ctx_call {
+    enum cc_fn fn;
+    void *real;
+    CUcontext *pctx;
+    CUdevice dev;
+    unsigned int flags;
+    CUexecAffinityParam *affinity; /* _v3 */
+    int naffinity;
+    CUctxCreateParams *params; /* _v4 */
+};
+
+static CUresult call_real(const struct ctx_call *c)
+{
+    switch (c->fn) {
+    case CC_FN_cuDevicePrimaryCtxRetain:
+        return ((__typeof__(&cuDevicePrimaryCtxRetain))c->real)(c->pctx, c->dev);
+    case CC_FN_cuCtxCreate_v2: return ((__typeof__(&cuCtxCreate_v2))c->real)(c->pctx, c->flags, c->dev);
+    case CC_FN_cuCtxCreate_v3:
+        return ((__typeof__(&cuCtxCreate_v3))c->real)(c->pctx, c->affinity, c->naffinity, c->flags, c->dev);
+    default: return ((__typeof__(&cuCtxCreate_v4))c->real)(c->pctx, c->params, c->flags, c->dev);
+    }
+}
+
 /* Every context-creating wrapper: the turn and the pid diff around the real
  * call, and the context admitted against the memory cap inside the turn. */
-#define CC_CTX_CREATE(fn, dev, primary, call)                                       \
-    do {                                                                            \
-        cc_enter_cuda(CC_FN_##fn);                                                  \
-        if (!CC_REAL(fn)) return cc_cuda_missing(CC_FN_##fn);                       \
-        struct ident c_;                                                            \
-        struct cc_ctx_adm a_;                                                       \
-        ident_begin(&c_, dev);                                                      \
-        CUresult r_ = cc_mem_ctx_admit(dev, primary, &a_) != 0 ? CUDA_ERROR_OUT_OF_MEMORY \
-                                                               : CC_REAL(fn) call;  \
-        cc_hostpid_diff_end(&c_.diff, r_ == CUDA_SUCCESS);                          \
-        cc_mem_ctx_settle(&a_, r_); /* after the pid is known, inside the turn */   \
-        cc_identity_lock_drop(c_.fd);                                               \
-        return r_;                                                                  \
-    } while (0)
+static CUresult create(const struct ctx_call *c, int primary)
+{
+    struct ident id;
+    struct cc_ctx_adm adm;
+    ident_begin(&id, c->dev);
+    CUresult r = cc_mem_ctx_admit(c->dev, primary, &adm) != 0 ? CUDA_ERROR_OUT_OF_MEMORY : call_real(c);
+    cc_hostpid_diff_end(&id.diff, r == CUDA_SUCCESS);
+    cc_mem_ctx_settle(&adm, r); /* after the pid is known, inside the turn */
+    cc_identity_lock_drop(id.fd);
+    return r;
+}
 
 CC_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-    CC_CTX_CREATE(cuDevicePrimaryCtxRetain, dev, 1, (pctx, dev));
+    void *real = cc_cuda_real(CC_FN_cuDevicePrimaryCtxRetain);
+    if (!real) return cc_cuda_missing(CC_FN_cuDevicePrimaryCtxRetain);
+    return create(&(struct ctx_call){.fn = CC_FN_cuDevicePrimaryCtxRetain, .real = real, .pctx = pctx, .dev = dev},
+                  1);
 }
 
 CC_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
-    CC_CTX_CREATE(cuCtxCreate_v2, dev, 0, (pctx, flags, dev));
+    void *real = cc_cuda_real(CC_FN_cuCtxCreate_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuCtxCreate_v2);
+    return create(&(struct ctx_call){.fn = CC_FN_cuCtxCreate_v2, .real = real, .pctx = pctx, .dev = dev,
+                                     .flags = flags},
+                  0);
 }
 
 CC_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int nparams,
                                   unsigned int flags, CUdevice dev)
 {
-    CC_CTX_CREATE(cuCtxCreate_v3, dev, 0, (pctx, params, nparams, flags, dev));
+    void *real = cc_cuda_real(CC_FN_cuCtxCreate_v3);
+    if (!real) return cc_cuda_missing(CC_FN_cuCtxCreate_v3);
+    return create(&(struct ctx_call){.fn = CC_FN_cuCtxCreate_v3, .real = real, .pctx = pctx, .dev = dev,
+                                     .flags = flags, .affinity = params, .naffinity = nparams},
+                  0);
 }
 
 CC_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags,
                                   CUdevice dev)
 {
-    CC_CTX_CREATE(cuCtxCreate_v4, dev, 0, (pctx, params, flags, dev));
+    void *real = cc_cuda_real(CC_FN_cuCtxCreate_v4);
+    if (!real) return cc_cuda_missing(CC_FN_cuCtxCreate_v4);
+    return create(&(struct ctx_call){.fn = CC_FN_cuCtxCreate_v4, .real = real, .pctx = pctx, .dev = dev,
+                                     .flags = flags, .params = params},
+                  0);
 }

@@ -6,24 +6,24 @@
 
 CC_EXPORT CUresult cuInit(unsigned int flags)
 {
-    cc_enter_cuda(CC_FN_cuInit);
-    if (!CC_REAL(cuInit)) return cc_cuda_missing(CC_FN_cuInit);
-    return CC_REAL(cuInit)(flags);
+    __typeof__(&cuInit) real = CC_CUDA_REAL(cuInit);
+    if (!real) return cc_cuda_missing(CC_FN_cuInit);
+    return real(flags);
 }
 
 CC_EXPORT CUresult cuDriverGetVersion(int *version)
 {
-    cc_enter_cuda(CC_FN_cuDriverGetVersion);
-    if (!CC_REAL(cuDriverGetVersion)) return cc_cuda_missing(CC_FN_cuDriverGetVersion);
-    return CC_REAL(cuDriverGetVersion)(version);
+    __typeof__(&cuDriverGetVersion) real = CC_CUDA_REAL(cuDriverGetVersion);
+    if (!real) return cc_cuda_missing(CC_FN_cuDriverGetVersion);
+    return real(version);
 }
 
 CC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cuda_version,
                                        cuuint64_t flags, CUdriverProcAddressQueryResult *status)
 {
-    cc_enter_cuda(CC_FN_cuGetProcAddress_v2);
-    if (!CC_REAL(cuGetProcAddress_v2)) return cc_cuda_missing(CC_FN_cuGetProcAddress_v2);
-    CUresult r = CC_REAL(cuGetProcAddress_v2)(symbol, pfn, cuda_version, flags, status);
+    __typeof__(&cuGetProcAddress_v2) real = CC_CUDA_REAL(cuGetProcAddress_v2);
+    if (!real) return cc_cuda_missing(CC_FN_cuGetProcAddress_v2);
+    CUresult r = real(symbol, pfn, cuda_version, flags, status);
     if (r == CUDA_SUCCESS && pfn) *pfn = cc_route_proc(symbol, *pfn, cuda_version, flags);
     return r;
 }
@@ -31,9 +31,9 @@ CC_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cuda_
 CC_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cuda_version,
                                     cuuint64_t flags)
 {
-    cc_enter_cuda(CC_FN_cuGetProcAddress);
-    if (!CC_REAL(cuGetProcAddress)) return cc_cuda_missing(CC_FN_cuGetProcAddress);
-    CUresult r = CC_REAL(cuGetProcAddress)(symbol, pfn, cuda_version, flags);
+    __typeof__(&cuGetProcAddress) real = CC_CUDA_REAL(cuGetProcAddress);
+    if (!real) return cc_cuda_missing(CC_FN_cuGetProcAddress);
+    CUresult r = real(symbol, pfn, cuda_version, flags);
     if (r == CUDA_SUCCESS && pfn) *pfn = cc_route_proc(symbol, *pfn, cuda_version, flags);
     return r;
 }
