@@ -3,7 +3,7 @@
 # The ledger (cap/memledger.h) is cap/mem/, one job a file (ledger_internal.h
 # lists them); tests/memory.cmake takes this list from cudacap_core.
 list(APPEND CC_MEMORY_SOURCES cap/mem/ledger_attach.c cap/mem/ledger_slots.c
-     cap/mem/ledger_rebuild.c cap/mem/ledger_keeper.c cap/mem/ledger_reserve.c hook/alloc_track.c)
+     cap/mem/ledger_rebuild.c cap/mem/ledger_keeper.c cap/mem/ledger_reserve.c)
 # CC_MEMORY_HOOK_SOURCES: wrappers and driver-side helpers, libcudacap.so only.
-set(CC_MEMORY_HOOK_SOURCES hook/memory_acct.c hook/memory_pool.c hook/memory_vmm.c
+set(CC_MEMORY_HOOK_SOURCES hook/alloc_track.c hook/memory_acct.c hook/memory_pool.c hook/memory_vmm.c
     hook/memory_graph.c hook/memory_ctx.c hook/memory_code.c)
