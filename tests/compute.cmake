@@ -267,3 +267,16 @@ add_test(NAME compute.elastic.unit.control COMMAND compute_elastic_unit_noyield)
 set_tests_properties(compute.elastic.unit.control PROPERTIES WILL_FAIL TRUE)
 set_tests_properties(compute.elastic.unit compute.elastic.unit.control PROPERTIES
                      LABELS "compute;elastic" TIMEOUT 60)
+# The compute rejoin (issue 10): compute.region a FIFO or a directory while
+# 3 processes capped at 30 % start, removed after 1 s; within seconds all
+# three are on one shared line (the region's process table), the container
+# at <= 35 %. Control: the library that never retries
+# (CC_TEST_NO_COMPUTE_REJOIN) leaves them on their own buckets (~90 %).
+cc_sim_client(compute_rejoin compute_rejoin.c)
+foreach(m fifo dir)
+  cc_add_preloaded_test(compute.rejoin.${m} compute_rejoin ${m})
+  set_tests_properties(compute.rejoin.${m} PROPERTIES LABELS "compute;concurrency" TIMEOUT 90)
+  set_property(TEST compute.rejoin.${m} APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30")
+  cc_preload_control_mode(compute.rejoin.${m}.control compute_rejoin ${m} cudacap_no_rejoin
+                          CC_TEST_NO_COMPUTE_REJOIN "CUDACAP_SM_LIMIT=30")
+endforeach()

@@ -9,6 +9,7 @@
 
 #include "cap/bucket.h"
 #include "cap/gate.h" /* cc_compute_mode */
+#include "cap/port.h" /* CC_PORT_UUID_LEN */
 #include "cap/sampling_lock.h"
 #include "cudacap/compute_region.h"
 #include "cudacap/nvml.h"
@@ -19,19 +20,33 @@ enum cc_compute_device_state {
     CC_DEV_UNCAPPED = 2, /* no cap on this device (or no way to cap it) */
 };
 
+/* Where a device's bucket lives: the pointers a launch and the watcher
+ * follow, gathered so that switching from a private bucket to the shared
+ * line (the rejoin, compute_setup.c) is one pointer store. Written before
+ * it is published, never after; never freed (a launch thread may still be
+ * inside the old one). */
+struct cc_compute_view {
+    int idx;                  /* line index in the region (lock byte); -1 private */
+    cc_compute_dev_t *line;   /* shared line, or a private one */
+    cc_drip_t drip;           /* continuous supply: stamp in the region, or own_accrued */
+    cc_compute_elastic_t *el; /* the line's elastic state: in the region, or own_el */
+};
+
 /* The compute cap's per-process state of one device (compute_setup.c). */
 struct cc_compute_device {
     enum cc_compute_device_state state; /* acquire/release */
-    int idx;                 /* line index in the region (lock byte); -1 private */
-    cc_compute_dev_t *line;  /* shared line, or a private one */
+    /* &own or &shared; release-stored at setup and at the rejoin, read with
+     * cc_compute_view (acquire) once per use. */
+    struct cc_compute_view *view;
+    struct cc_compute_view own, shared;
     uint32_t cap_pm;         /* the hard cap */
     uint32_t soft_pm;        /* the elastic limit (> cap_pm), or 0 (elastic.h) */
-    cc_compute_elastic_t *el; /* the line's elastic state: in the region, or own_el */
     cc_compute_elastic_t own_el;
     int64_t nominal;         /* cap x period: ns of device time per period */
     int64_t capacity;        /* bucket ceiling for refills */
-    cc_drip_t drip;          /* continuous supply: stamp in the region, or own_accrued */
     uint64_t own_accrued;    /* the stamp of a per-process bucket */
+    int uuid_known;          /* uuid read: the device may have a line in the region */
+    char uuid[CC_PORT_UUID_LEN];
     nvmlDevice_t nvml;
     int ordinal;
     uint64_t last_pub_ns;    /* this process's last publication while owner */
@@ -48,6 +63,15 @@ struct cc_compute_device {
      * (gate.c). Set by CAS, cleared (release) when its timing completes. */
     int probe;
 };
+
+/* The device's current view. One acquire load, a plain mov on x86: all a
+ * launch pays for the rejoin. Use only what this one load returned. */
+static inline const struct cc_compute_view *cc_compute_view(const struct cc_compute_device *d)
+{
+    /* Acquire: pairs with the release that published the view (its fields
+     * written before). */
+    return __atomic_load_n(&d->view, __ATOMIC_ACQUIRE);
+}
 
 /* Setup (compute_setup.c). */
 /* At the first launch (once): decides cc_compute_mode, and with a cap
@@ -72,8 +96,15 @@ void cc_compute_register_here(void);
 uint32_t cc_compute_host_pid(void);
 /* hostpid.c found it: into this process's slot of the process table. */
 void cc_compute_note_host_pid(uint32_t host_pid);
-/* The region, or NULL (per-process buckets). */
+/* The region, or NULL (per-process buckets). Acquire: it may appear later
+ * (the rejoin). */
 cc_compute_region_t *cc_compute_region(void);
+/* The watcher thread, about once a second: when this process is on its own
+ * buckets only because compute.region was unusable at start, tries to open
+ * it again (never blocking), and once it opens, registers this process and
+ * moves each capped device with a known UUID to its shared line. 1 when it
+ * joined just now (the watcher then opens the sampling lock), else 0. */
+int cc_compute_rejoin(void);
 
 /* Cost model (cost.c). Estimate for a launch of key (a function or a graph
  * exec) with `blocks` blocks; *measure says whether to time this launch. */

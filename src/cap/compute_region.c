@@ -15,6 +15,12 @@ cc_compute_region_t *cc_compute_region_open(const char *dir)
     return cc_region_open(dir, &cc_compute_region_spec);
 }
 
+cc_compute_region_t *cc_compute_region_try_open(const char *dir)
+{
+    struct cc_region_opts o = {.try_lock = 1, .quiet = 1};
+    return cc_region_open_ex(dir, &cc_compute_region_spec, &o);
+}
+
 static void init_line(cc_compute_dev_t *d, int64_t nominal, uint32_t cap_pm)
 {
     cc_ctrl_state_t st = cc_ctrl_initial(cap_pm, nominal);

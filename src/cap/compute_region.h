@@ -11,6 +11,9 @@
 /* Maps DIR/compute.region (created, validated, rebuilt in place by
  * cc_region_open). NULL after one warning. */
 cc_compute_region_t *cc_compute_region_open(const char *dir);
+/* The same, for the rejoin's retries: no warning, and NULL at once when
+ * another process holds the init lock (the next retry will do). */
+cc_compute_region_t *cc_compute_region_try_open(const char *dir);
 
 /* The line of the device with this UUID, claiming a free one (CAS) when no
  * line has it; a new line starts with tokens and share = nominal, published

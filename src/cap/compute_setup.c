@@ -1,6 +1,7 @@
 /* The compute cap's per-process state (compute.h): whether this process is
  * capped (cc_compute_mode), each capped device's setup, the container's
- * compute region opened once, and this process's slot in its process
+ * compute region (opened at the first setup; when unusable then, retried by
+ * the watcher: the rejoin, below), and this process's slot in its process
  * table. Admission (gate.c) reads what is set up here. */
 #include <pthread.h>
 #include <stdio.h>
@@ -24,10 +25,18 @@ enum cc_compute_mode cc_compute_mode;
 static struct cc_compute_device cdevs[CC_MAX_DEVICES];
 static int cdev_order[CC_MAX_DEVICES], n_order;
 static pthread_mutex_t setup_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Written under setup_mu (release: the first setup, or the rejoin), read
+ * anywhere (acquire, cc_compute_region) or under setup_mu (region_locked). */
 static cc_compute_region_t *region;
 static int region_tried, shared_off;
+/* The region was unusable at the first setup (and sharing is on, with a
+ * folder): the watcher retries (cc_compute_rejoin). Under setup_mu; the
+ * watcher's unlocked check is relaxed (it looks again under the lock). */
+static int rejoin_wanted;
 static int my_slot = -1; /* this process's slot in the process table */
-static int registered; /* this pid is in the region's process table */
+/* This pid is in the region's process table: written under setup_mu, read
+ * relaxed outside it (a stale 0 only takes the lock, which reads it again). */
+static int registered;
 
 uint32_t cc_compute_host_pid(void) { return cc_port()->host_pid_known(); }
 
@@ -39,28 +48,35 @@ void cc_compute_note_host_pid(uint32_t hp)
     /* Seq-cst with register_proc's pair: either we see its slot, or it
      * sees our pid (hostpid.c stores it seq-cst before calling). */
     int s = __atomic_load_n(&my_slot, __ATOMIC_SEQ_CST);
-    if (s >= 0 && region) __atomic_store_n(&region->proc[s].host_pid, hp, __ATOMIC_RELEASE);
+    cc_compute_region_t *r = cc_compute_region(); /* stored before my_slot */
+    if (s >= 0 && r) __atomic_store_n(&r->proc[s].host_pid, hp, __ATOMIC_RELEASE);
 }
-cc_compute_region_t *cc_compute_region(void) { return region; }
+/* Acquire: pairs with the release store of the first setup or the rejoin
+ * (the mapping's address written before it). */
+cc_compute_region_t *cc_compute_region(void) { return __atomic_load_n(&region, __ATOMIC_ACQUIRE); }
+/* Relaxed: every writer holds setup_mu, and so does the caller. */
+static cc_compute_region_t *region_locked(void) { return __atomic_load_n(&region, __ATOMIC_RELAXED); }
 int cc_compute_ndev(void) { return __atomic_load_n(&n_order, __ATOMIC_ACQUIRE); }
 struct cc_compute_device *cc_compute_dev_at(int i) { return &cdevs[cdev_order[i]]; }
 
 static void register_proc(void)
 {
-    if (registered || !region) return;
-    int s = cc_compute_register_proc(region, (uint32_t)getpid(), cc_port()->host_pid_known());
+    cc_compute_region_t *r = region_locked();
+    if (registered || !r) return;
+    int s = cc_compute_register_proc(r, (uint32_t)getpid(), cc_port()->host_pid_known());
     if (s < 0)
         cc_log_once(CC_LOG_WARN, "compute region: process table full; this process's "
                                  "utilization is not counted for the container");
     __atomic_store_n(&my_slot, s, __ATOMIC_SEQ_CST);
     uint32_t hp = cc_port()->host_pid_known(); /* found meanwhile (another thread) */
-    if (s >= 0 && hp) __atomic_store_n(&region->proc[s].host_pid, hp, __ATOMIC_RELEASE);
-    registered = 1;
+    if (s >= 0 && hp) __atomic_store_n(&r->proc[s].host_pid, hp, __ATOMIC_RELEASE);
+    __atomic_store_n(&registered, 1, __ATOMIC_RELAXED);
 }
 
 void cc_compute_register_here(void)
 {
-    if (__builtin_expect(!registered && region != NULL, 0)) {
+    if (__builtin_expect(!__atomic_load_n(&registered, __ATOMIC_RELAXED) &&
+                             cc_compute_region() != NULL, 0)) {
         pthread_mutex_lock(&setup_mu);
         register_proc();
         pthread_mutex_unlock(&setup_mu);
@@ -78,16 +94,57 @@ static void open_region_locked(void)
     }
     /* No folder (""): the configuration already said why, once. */
     if (!cc_cfg.state_dir[0]) return;
-    region = cc_compute_region_open(cc_cfg.state_dir);
-    if (!region)
-        cc_warn("compute cap: no shared region; this process uses its own bucket, so the "
-                "container's processes together may exceed the cap");
+    cc_compute_region_t *r = cc_compute_region_open(cc_cfg.state_dir);
+    if (r) {
+        __atomic_store_n(&region, r, __ATOMIC_RELEASE);
+        return;
+    }
+    cc_warn("compute cap: no shared region; this process uses its own bucket (and tries the "
+            "region again every second), so until then the container's processes together "
+            "may exceed the cap");
+#ifndef CC_TEST_NO_COMPUTE_REJOIN /* negative control: tests/compute_rejoin.c */
+    __atomic_store_n(&rejoin_wanted, 1, __ATOMIC_RELAXED);
+#endif
+}
+
+/* A view's pointers into line, its stamp and elastic state; the limits this
+ * process runs with into the elastic state, for cudacap status (display:
+ * each process keeps its own from its environment). */
+static void fill_view(struct cc_compute_view *v, const struct cc_compute_device *d, int idx,
+                      cc_compute_dev_t *line, uint64_t *accrued, cc_compute_elastic_t *el)
+{
+    v->idx = idx;
+    v->line = line;
+    v->drip.accrued_ns = accrued;
+    v->drip.share = &line->share;
+    v->drip.capacity = d->capacity;
+    /* An elastic line's share may reach the soft limit's (bucket.c). */
+    v->drip.share_ceiling = d->soft_pm ? (int64_t)(CC_PERIOD_NS * d->soft_pm / 1000) * 5 / 4 : 0;
+    v->el = el;
+    __atomic_store_n(&el->hard_pm, (uint16_t)d->cap_pm, __ATOMIC_RELAXED);
+    __atomic_store_n(&el->soft_pm, (uint16_t)d->soft_pm, __ATOMIC_RELAXED);
+}
+
+/* The per-process view: a zeroed line of its own, seeded as a new shared
+ * line is (compute_region.c, init_line). 0, or -1 out of memory. */
+static int own_view(struct cc_compute_device *d)
+{
+    cc_compute_dev_t *line = aligned_alloc(64, sizeof *line);
+    if (!line) return -1;
+    memset(line, 0, sizeof *line);
+    cc_ctrl_state_t st = cc_ctrl_initial(d->cap_pm, d->nominal);
+    line->tokens = 0;
+    line->share = st.share;
+    line->up_limit_pm = st.up_limit_pm;
+    line->excl_debounced = st.excl_debounced;
+    d->own_accrued = 0;
+    fill_view(&d->own, d, -1, line, &d->own_accrued, &d->own_el);
+    return 0;
 }
 
 static void setup_locked(struct cc_compute_device *d, int ordinal)
 {
     d->ordinal = ordinal;
-    d->idx = -1;
     uint32_t pct = ordinal < CC_MAX_DEVICES ? cc_cfg.sm_limit[ordinal] : 0;
     char uuid[CC_PORT_UUID_LEN];
     nvmlDevice_t nvml = NULL;
@@ -106,6 +163,8 @@ static void setup_locked(struct cc_compute_device *d, int ordinal)
         nvml = NULL;
         snprintf(uuid, sizeof uuid, "(device %d)", ordinal);
     }
+    d->uuid_known = known;
+    memcpy(d->uuid, uuid, sizeof d->uuid);
     open_region_locked();
     d->cap_pm = pct * 10;
     uint32_t soft = ordinal < CC_MAX_DEVICES ? cc_cfg.sm_soft_limit[ordinal] : 0;
@@ -116,47 +175,31 @@ static void setup_locked(struct cc_compute_device *d, int ordinal)
     d->nominal = (int64_t)(CC_PERIOD_NS * pct / 100);
     d->capacity = d->nominal + d->nominal / 4;
     d->nvml = nvml;
-    if (region) {
-        d->idx = known ? cc_compute_claim_device(region, uuid, d->nominal, d->cap_pm) : -1;
-        if (d->idx >= 0)
-            d->line = &region->dev[d->idx];
-        else if (known)
-            cc_warn("compute region: no line for device %s; per-process bucket", uuid);
+    cc_compute_region_t *r = region_locked();
+    int idx = -1;
+    if (r) {
+        idx = known ? cc_compute_claim_device(r, uuid, d->nominal, d->cap_pm) : -1;
+        if (idx < 0 && known) cc_warn("compute region: no line for device %s; per-process bucket", uuid);
         register_proc();
     }
-    if (!d->line) {
-        d->line = aligned_alloc(64, sizeof *d->line);
-        if (!d->line) {
-            cc_warn("compute cap: out of memory; device %d runs uncapped", ordinal);
-            __atomic_store_n(&d->state, CC_DEV_UNCAPPED, __ATOMIC_RELEASE);
-            return;
-        }
-        memset(d->line, 0, sizeof *d->line);
-        d->own_accrued = 0;
-        cc_ctrl_state_t st = cc_ctrl_initial(d->cap_pm, d->nominal);
-        d->line->tokens = 0; /* as a shared line: compute_region.c, init_line */
-        d->line->share = st.share;
-        d->line->up_limit_pm = st.up_limit_pm;
-        d->line->excl_debounced = st.excl_debounced;
+    if (idx >= 0) {
+        fill_view(&d->shared, d, idx, &r->dev[idx], &r->accrued_ns[idx], &r->elastic[idx]);
+        __atomic_store_n(&d->view, &d->shared, __ATOMIC_RELEASE);
+    } else if (own_view(d) == 0) {
+        __atomic_store_n(&d->view, &d->own, __ATOMIC_RELEASE);
+    } else {
+        cc_warn("compute cap: out of memory; device %d runs uncapped", ordinal);
+        __atomic_store_n(&d->state, CC_DEV_UNCAPPED, __ATOMIC_RELEASE);
+        return;
     }
-    d->drip.accrued_ns = d->idx >= 0 ? &region->accrued_ns[d->idx] : &d->own_accrued;
-    d->drip.share = &d->line->share;
-    d->drip.capacity = d->capacity;
-    /* An elastic line's share may reach the soft limit's (bucket.c). */
-    d->drip.share_ceiling = d->soft_pm ? (int64_t)(CC_PERIOD_NS * d->soft_pm / 1000) * 5 / 4 : 0;
-    d->el = d->idx >= 0 ? &region->elastic[d->idx] : &d->own_el;
-    /* The limits this process runs with, for cudacap status (display: each
-     * process keeps its own from its environment). */
-    __atomic_store_n(&d->el->hard_pm, (uint16_t)d->cap_pm, __ATOMIC_RELAXED);
-    __atomic_store_n(&d->el->soft_pm, (uint16_t)d->soft_pm, __ATOMIC_RELAXED);
     cdev_order[n_order] = ordinal;
     __atomic_store_n(&n_order, n_order + 1, __ATOMIC_RELEASE);
     if (d->soft_pm)
         cc_info("compute cap on device %d: %u%%, elastic up to %u%% (%s bucket, line %d)", ordinal,
-                pct, d->soft_pm / 10, d->idx >= 0 ? "shared" : "per-process", d->idx);
+                pct, d->soft_pm / 10, idx >= 0 ? "shared" : "per-process", idx);
     else
         cc_info("compute cap on device %d: %u%% (%s bucket, line %d)", ordinal, pct,
-                d->idx >= 0 ? "shared" : "per-process", d->idx);
+                idx >= 0 ? "shared" : "per-process", idx);
     __atomic_store_n(&d->state, CC_DEV_CAPPED, __ATOMIC_RELEASE);
 }
 
@@ -194,11 +237,61 @@ struct cc_compute_device *cc_compute_dev(int ordinal)
     return d;
 }
 
+/* ---- rejoining ------------------------------------------------------------
+ * The region was unusable at the first setup (a FIFO, a folder, a link in
+ * its place, a file that could not be mapped): this process capped itself
+ * alone, and N such processes of one container got N x the cap, for good.
+ * Now the watcher calls this about once a second until the region opens;
+ * then the process takes its slot in the process table and each capped
+ * device with a known UUID moves to its shared line. */
+
+/* One device onto line idx of r (setup_mu held, on the watcher thread).
+ * The private bucket's tokens are abandoned, not carried over: the shared
+ * line's own bucket and controller govern from the switch on, so what the
+ * private bucket still admits is only the launches that loaded its view
+ * before the switch (one per launching thread, admitted as they would have
+ * been), and it can never hold more than its ceiling: the container passes
+ * its cap by at most one private bucket's capacity, once, per process. */
+static void join_line_locked(struct cc_compute_device *d, cc_compute_region_t *r)
+{
+    /* Relaxed: the view is written only under setup_mu. */
+    if (__atomic_load_n(&d->view, __ATOMIC_RELAXED) != &d->own || !d->uuid_known) return;
+    int idx = cc_compute_claim_device(r, d->uuid, d->nominal, d->cap_pm);
+    if (idx < 0) {
+        cc_warn("compute region: no line for device %s; this process keeps its own bucket there",
+                d->uuid);
+        return;
+    }
+    fill_view(&d->shared, d, idx, &r->dev[idx], &r->accrued_ns[idx], &r->elastic[idx]);
+    /* Release: a launch that loads the new view sees its fields (the old
+     * one stays valid for a launch still inside it). */
+    __atomic_store_n(&d->view, &d->shared, __ATOMIC_RELEASE);
+    cc_info("compute cap: joined the container's shared region; device %d on line %d", d->ordinal,
+            idx);
+}
+
+int cc_compute_rejoin(void)
+{
+    if (!__atomic_load_n(&rejoin_wanted, __ATOMIC_RELAXED)) return 0;
+    /* Outside the lock: an open is file-system calls, and launch threads
+     * setting up a device wait on setup_mu. Never blocks (try_lock). */
+    cc_compute_region_t *r = cc_compute_region_try_open(cc_cfg.state_dir);
+    if (!r) return 0; /* still unusable, or being built: the next try */
+    pthread_mutex_lock(&setup_mu);
+    /* Before the slot: a host pid noted from here on finds it (note_host_pid). */
+    __atomic_store_n(&region, r, __ATOMIC_RELEASE);
+    __atomic_store_n(&rejoin_wanted, 0, __ATOMIC_RELAXED);
+    register_proc();
+    for (int i = 0; i < n_order; i++) join_line_locked(&cdevs[cdev_order[i]], r);
+    pthread_mutex_unlock(&setup_mu);
+    return 1;
+}
+
 static void fork_child(void)
 {
     /* The mapping is inherited (MAP_SHARED): the child shares the bucket.
      * Its own pid goes into the process table on its next capped launch. */
-    registered = 0;
+    __atomic_store_n(&registered, 0, __ATOMIC_RELAXED);
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     setup_mu = fresh;
     __atomic_store_n(&my_slot, -1, __ATOMIC_SEQ_CST);

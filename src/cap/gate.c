@@ -81,14 +81,17 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
 #else
     if (measure == CC_MEASURE_UNTIMED) cost = admit_untimed(d, key, blocks, &measure, &probe);
 #endif
-    uint64_t waited = cc_bucket_take(&d->line->tokens, cost, &d->line->throttled, &d->drip);
+    /* The bucket this launch uses, loaded once (the rejoin may switch it
+     * meanwhile: this launch stays on the one it loaded, refund included). */
+    const struct cc_compute_view *v = cc_compute_view(d);
+    uint64_t waited = cc_bucket_take(&v->line->tokens, cost, &v->line->throttled, &v->drip);
     /* Throttled time for the node's exporter (cudacap/counters.h): only a
      * launch that waited pays for the add, and only on a shared line. */
     if (waited) {
         cc_compute_region_t *region = cc_compute_region();
-        if (region && d->idx >= 0 && d->idx < (int)CC_COMPUTE_DEVICES &&
-            d->line == &region->dev[d->idx])
-            __atomic_fetch_add(&cc_compute_counters(region)->throttled_ns[d->idx], waited,
+        if (region && v->idx >= 0 && v->idx < (int)CC_COMPUTE_DEVICES &&
+            v->line == &region->dev[v->idx])
+            __atomic_fetch_add(&cc_compute_counters(region)->throttled_ns[v->idx], waited,
                                __ATOMIC_RELAXED);
     }
     /* The start event after admission: recorded before it, a timing would
@@ -101,11 +104,12 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
             if (probe) __atomic_store_n(probe, 0, __ATOMIC_RELEASE); /* no timing: next probe */
             if (cost == 0) { /* never timed and cannot be: charge the fallback */
                 cost = cc_cost_fallback();
-                cc_bucket_charge(&d->line->tokens, cost);
+                cc_bucket_charge(&v->line->tokens, cost);
             }
         }
     }
     t->d = d;
+    t->line = v->line;
     t->key = key;
     t->blocks = blocks;
     t->cost = cost;
@@ -116,9 +120,8 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
 
 void cc_gate_end(struct cc_ticket *t, CUresult r)
 {
-    struct cc_compute_device *d = t->d;
     int ok = r == CUDA_SUCCESS;
-    if (!ok && t->cost) cc_bucket_add(&d->line->tokens, t->cost, INT64_MAX); /* not run: refund */
-    cc_cost_end(t->m, t->s, t->ptsz, t->key, t->blocks, t->cost, d->line, ok);
+    if (!ok && t->cost) cc_bucket_add(&t->line->tokens, t->cost, INT64_MAX); /* not run: refund */
+    cc_cost_end(t->m, t->s, t->ptsz, t->key, t->blocks, t->cost, t->line, ok);
     cc_cost_poll(2);
 }

@@ -7,8 +7,10 @@
 #include <stdint.h>
 
 struct cc_compute_device;
+struct cc_compute_dev;
 struct cc_ticket {
     struct cc_compute_device *d;
+    struct cc_compute_dev *line; /* the bucket admission took from (refund, correction) */
     void *m;       /* timing in progress, or NULL */
     void *key;
     uint64_t blocks;

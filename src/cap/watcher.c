@@ -63,13 +63,14 @@ static unsigned nvml_period_us(const struct cc_compute_device *d)
  * container's pids (user) and over everyone (sys). 0 when no sample. With
  * procs (the sampler of a shared line), each container process's average
  * goes into its slot of the process table too (cudacap status). */
-static int sample(struct cc_compute_device *d, uint32_t *user_pm, uint32_t *sys_pm, int procs)
+static int sample(struct cc_compute_device *d, const struct cc_compute_view *v, uint32_t *user_pm,
+                  uint32_t *sys_pm, int procs)
 {
     static nvmlProcessUtilizationSample_t buf[CC_SAMPLES_MAX];
     static uint32_t mine_pid[CC_SAMPLES_MAX]; /* this container's pids and averages */
     static uint16_t mine_pm[CC_SAMPLES_MAX];
     unsigned nmine = 0;
-    cc_compute_region_t *reg = procs && d->idx >= 0 ? cc_compute_region() : NULL;
+    cc_compute_region_t *reg = procs && v->idx >= 0 ? cc_compute_region() : NULL;
     if (!have_util || !d->nvml) return 0;
     unsigned long long now = real_us();
     unsigned long long poll_gap = d->nvml_poll_us && now > d->nvml_poll_us ? now - d->nvml_poll_us : 0;
@@ -94,7 +95,7 @@ static int sample(struct cc_compute_device *d, uint32_t *user_pm, uint32_t *sys_
     }
     if (d->nvml_seen_us + 2000000ull < now) d->nvml_seen_us = now - 1000000ull;
     unsigned n = CC_SAMPLES_MAX;
-    __atomic_fetch_add(&d->line->nvml_calls, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&v->line->nvml_calls, 1, __ATOMIC_RELAXED);
     nvmlReturn_t r = cc_port()->nvml_process_utilization(d->nvml, buf, &n, d->nvml_seen_us);
     if (r == NVML_ERROR_NOT_FOUND || (r == NVML_SUCCESS && n == 0)) {
         /* No sample since lastSeen. On the simulator that means nothing ran;
@@ -123,7 +124,7 @@ static int sample(struct cc_compute_device *d, uint32_t *user_pm, uint32_t *sys_
 #endif
         *user_pm = *sys_pm = 0;
         d->nvml_seen_us = now;
-        if (reg) cc_compute_publish_procs(reg, (unsigned)d->idx, NULL, NULL, 0);
+        if (reg) cc_compute_publish_procs(reg, (unsigned)v->idx, NULL, NULL, 0);
         return 1;
     }
     if (r != NVML_SUCCESS) {
@@ -160,13 +161,14 @@ static int sample(struct cc_compute_device *d, uint32_t *user_pm, uint32_t *sys_
         d->nvml_last_ts = seen;
     }
     d->nvml_seen_us = seen;
-    if (reg) cc_compute_publish_procs(reg, (unsigned)d->idx, mine_pid, mine_pm, nmine);
+    if (reg) cc_compute_publish_procs(reg, (unsigned)v->idx, mine_pid, mine_pm, nmine);
     *user_pm = user > 1000 ? 1000 : user;
     *sys_pm = sys > 1000 ? 1000 : sys;
     return 1;
 }
 
-static void refill(struct cc_compute_device *d, uint64_t now, cc_controller_t kind);
+static void refill(struct cc_compute_device *d, const struct cc_compute_view *v, uint64_t now,
+                   cc_controller_t kind);
 
 /* The bucket at least one nominal period full (where the controller's idle
  * bypass leaves it, and where accrual takes it) and nobody waiting: the
@@ -176,37 +178,41 @@ static void refill(struct cc_compute_device *d, uint64_t now, cc_controller_t ki
  * idle or not). The same rule on the owner and on standbys, all reading the
  * shared line: a skipping owner must not look wedged to a standby, which
  * would then sample in its place. */
-static int idle(const struct cc_compute_device *d)
+static int idle(const struct cc_compute_device *d, const struct cc_compute_view *v)
 {
 #ifdef CC_TEST_SAMPLE_IDLE /* negative control: sample whatever the bucket says */
     (void)d;
+    (void)v;
     return 0;
 #else
-    int64_t t = __atomic_load_n(&d->line->tokens, __ATOMIC_RELAXED);
+    int64_t t = __atomic_load_n(&v->line->tokens, __ATOMIC_RELAXED);
     /* An elastic line above its hard share must keep watching for others'
      * work, busy or not (its bucket, filled at the soft share, says little);
      * at the hard share it is a hard line (elastic.c drops an idle one there). */
-    if (d->soft_pm && __atomic_load_n(&d->line->up_limit_pm, __ATOMIC_RELAXED) > d->cap_pm) return 0;
-    return t >= d->nominal && !__atomic_load_n(&d->line->throttled, __ATOMIC_RELAXED);
+    if (d->soft_pm && __atomic_load_n(&v->line->up_limit_pm, __ATOMIC_RELAXED) > d->cap_pm) return 0;
+    return t >= d->nominal && !__atomic_load_n(&v->line->throttled, __ATOMIC_RELAXED);
 #endif
 }
 
 static void cycle(struct cc_compute_device *d)
 {
-    cc_compute_dev_t *line = d->line;
+    /* This thread is the one that switches views (cc_compute_rejoin, between
+     * cycles): one load serves the whole cycle. */
+    const struct cc_compute_view *v = cc_compute_view(d);
+    cc_compute_dev_t *line = v->line;
     uint64_t now = cc_mono_ns();
-    int nolock = d->idx < 0 || slock.fd < 0;
-    int owner = !nolock && cc_slock_claim(&slock, (unsigned)d->idx);
+    int nolock = v->idx < 0 || slock.fd < 0;
+    int owner = !nolock && cc_slock_claim(&slock, (unsigned)v->idx);
     uint32_t u, s;
     cc_compute_region_t *reg = cc_compute_region();
     if (owner && reg)
-        cc_compute_publish_owner(reg, (unsigned)d->idx, (uint32_t)getpid(), cc_compute_host_pid());
-    int quiet = idle(d);
+        cc_compute_publish_owner(reg, (unsigned)v->idx, (uint32_t)getpid(), cc_compute_host_pid());
+    int quiet = idle(d, v);
     if (quiet) {
         /* cudacap status: this container's processes are not running. */
-        if (owner && reg) cc_compute_publish_procs(reg, (unsigned)d->idx, NULL, NULL, 0);
+        if (owner && reg) cc_compute_publish_procs(reg, (unsigned)v->idx, NULL, NULL, 0);
     } else if (owner || nolock) {
-        if (sample(d, &u, &s, 1)) {
+        if (sample(d, v, &u, &s, 1)) {
             cc_sample_publish(line, u, s, now, d->last_pub_ns);
             d->last_pub_ns = now;
         }
@@ -214,12 +220,12 @@ static void cycle(struct cc_compute_device *d)
         d->last_pub_ns = 0;
         /* Owner alive but not publishing (wedged, or NVML failing there):
          * sample ourselves; the refill CAS still bounds the supply. */
-        if (cc_sample_stale(line, now, CC_PERIOD_NS) && sample(d, &u, &s, 0))
+        if (cc_sample_stale(line, now, CC_PERIOD_NS) && sample(d, v, &u, &s, 0))
             cc_sample_publish(line, u, s, now, 0);
     }
     uint64_t thr = cc_refill_threshold(line, owner || nolock, CC_PERIOD_NS);
     if (cc_refill_try(line, now, thr, NULL)) {
-        refill(d, now, cc_cfg.controller);
+        refill(d, v, now, cc_cfg.controller);
         /* What the bypass does on an idle sample, without the sample: the
          * bucket back to one period, so the first kernels after idleness
          * cannot burst on a bucket that accrual filled to capacity. */
@@ -228,14 +234,14 @@ static void cycle(struct cc_compute_device *d)
 }
 
 /* An elastic line's target for this refill (elastic.h), its state loaded
- * from and stored back to d->el, the borrowed device time counted. Returns
+ * from and stored back to v->el, the borrowed device time counted. Returns
  * the target; *yield: back to the hard share now. */
-static uint32_t elastic(struct cc_compute_device *d, const cc_ctrl_input_t *in, uint64_t at,
-                        int *yield)
+static uint32_t elastic(struct cc_compute_device *d, const struct cc_compute_view *v,
+                        const cc_ctrl_input_t *in, uint64_t at, int *yield)
 {
-    cc_compute_elastic_t *el = d->el;
+    cc_compute_elastic_t *el = v->el;
     cc_elastic_state_t es = {
-        .up_pm = __atomic_load_n(&d->line->up_limit_pm, __ATOMIC_RELAXED),
+        .up_pm = __atomic_load_n(&v->line->up_limit_pm, __ATOMIC_RELAXED),
         .contended = __atomic_load_n(&el->contended, __ATOMIC_RELAXED),
         .calm = __atomic_load_n(&el->calm, __ATOMIC_RELAXED),
         .seen = __atomic_load_n(&el->seen, __ATOMIC_RELAXED),
@@ -277,9 +283,10 @@ static int64_t nominal_of(const struct cc_compute_device *d, uint32_t target_pm)
     return d->cap_pm ? (int64_t)((double)d->nominal * target_pm / d->cap_pm) : d->nominal;
 }
 
-static void refill(struct cc_compute_device *d, uint64_t now, cc_controller_t kind)
+static void refill(struct cc_compute_device *d, const struct cc_compute_view *v, uint64_t now,
+                   cc_controller_t kind)
 {
-    cc_compute_dev_t *line = d->line;
+    cc_compute_dev_t *line = v->line;
     cc_refill_begin(line);
     cc_ctrl_state_t st = {
         .share = __atomic_load_n(&line->share, __ATOMIC_RELAXED),
@@ -306,7 +313,7 @@ static void refill(struct cc_compute_device *d, uint64_t now, cc_controller_t ki
          * scaled, keeping the learned ratio to nominal within 0.5..2. */
         uint32_t prev = st.up_limit_pm < d->cap_pm ? d->cap_pm
                         : st.up_limit_pm > d->soft_pm ? d->soft_pm : st.up_limit_pm;
-        uint32_t target = elastic(d, &in, at, &yield);
+        uint32_t target = elastic(d, v, &in, at, &yield);
         if (yield) {
             /* And the law holds this once: the sample shows the soft share
              * just left, and read against the hard one it cut the share to
@@ -328,7 +335,7 @@ static void refill(struct cc_compute_device *d, uint64_t now, cc_controller_t ki
     /* What has accrued since the last payment (by us or by waiters), at the
      * share that was in force over it; the new share applies from now on. */
     int64_t old_share = __atomic_load_n(&line->share, __ATOMIC_RELAXED);
-    cc_drip_pay(&line->tokens, &d->drip, now, 0, old_share);
+    cc_drip_pay(&line->tokens, &v->drip, now, 0, old_share);
     /* A delta, never a store (bucket.h). */
     if (out.bypass) cc_bucket_trim_to(&line->tokens, out.bucket_target);
     /* Yielding: what was paid in at the soft share goes too, down to one
@@ -372,6 +379,13 @@ static void *run(void *arg)
          * are not counted for the container. */
         if (n > 0 && !cc_compute_host_pid() && (tries < 50 || tries % 10 == 0))
             cc_port()->host_pid_discover(cc_compute_dev_at(0)->ordinal);
+        /* On its own buckets because compute.region was unusable at start:
+         * try it again once a second (compute_setup.c, the rejoin), and
+         * once joined, sample by the lock like the others. */
+        if (tries % 10 == 0 && cc_compute_rejoin() && !slock_tried && cc_cfg.state_dir[0]) {
+            slock_tried = 1; /* ours alone once the thread runs (ensure is done) */
+            cc_slock_open(&slock, cc_cfg.state_dir);
+        }
         tries++;
         for (int i = 0; i < n; i++) cycle(cc_compute_dev_at(i));
         cc_cost_poll(0);
