@@ -14,7 +14,8 @@
  *    batches it completed). Generous against the ~90 % without the rejoin.
  * Control (compute.rejoin.*.control, WILL_FAIL): the library built with
  * CC_TEST_NO_COMPUTE_REJOIN never retries; nothing creates the region again
- * after the obstacle goes, so the structural check fails every time.
+ * after the obstacle goes, so the structural check fails every time (and the
+ * container stays at ~90 %, measured the same way after the 8 s wait).
  * Usage: compute_rejoin fifo|dir (CUDACAP_STATE_DIR: the container's folder). */
 #include <cuda.h>
 #include <errno.h>
@@ -196,18 +197,19 @@ int main(int argc, char **argv)
         printf("all %d in the region's process table %.2f s after the removal (%d line%s)\n", NW,
                (double)(t_j - t_rm) / 1e9, lines, lines == 1 ? "" : "s");
         CHECK(lines == 1, "%d device lines in the region, 1 expected", lines);
-        mp_sleep_until(t_j + SETTLE_NS);
-        uint64_t w1 = total_work(b), m0 = mp_now();
-        mp_sleep_until(m0 + MEASURE_NS);
-        double after = (double)(total_work(b) - w1) / (double)(mp_now() - m0) * 100;
-        printf("after the join: %.1f%% of the device over %.0f s (cap %d%%)\n", after,
-               MEASURE_NS / 1e9, CAP);
-        CHECK(after <= CAP + 5, "the container at %.1f%% after the join, cap %d%%", after, CAP);
-        CHECK(after >= 5, "the container at %.1f%% after the join: launches stalled", after);
     } else {
         CHECK(0, "%d of %d processes in the region's process table %.0f s after the removal "
                  "(-1: no valid region)", n, NW, JOIN_WAIT_NS / 1e9);
+        t_j = mp_now(); /* measured all the same: what the container takes meanwhile */
     }
+    mp_sleep_until(t_j + SETTLE_NS);
+    uint64_t w1 = total_work(b), m0 = mp_now();
+    mp_sleep_until(m0 + MEASURE_NS);
+    double after = (double)(total_work(b) - w1) / (double)(mp_now() - m0) * 100;
+    printf("from %.1f s after the join (or the wait): %.1f%% of the device over %.0f s (cap %d%%)\n",
+           SETTLE_NS / 1e9, after, MEASURE_NS / 1e9, CAP);
+    CHECK(after <= CAP + 5, "the container at %.1f%% after the join, cap %d%%", after, CAP);
+    CHECK(after >= 5, "the container at %.1f%% after the join: launches stalled", after);
     __atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
     CHECK(mp_wait_all(pids, NW) == 0, "a worker failed (logs: %s/worker.*.log)", dir);
     for (int i = 0; i < NW; i++)
