@@ -82,7 +82,8 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
     if (measure == CC_MEASURE_UNTIMED) cost = admit_untimed(d, key, blocks, &measure, &probe);
 #endif
     /* The bucket this launch uses, loaded once (the rejoin may switch it
-     * meanwhile: this launch stays on the one it loaded, refund included). */
+     * meanwhile: this launch stays on the one it loaded, refund included).
+     * One acquire load, a plain mov on x86: the rejoin's whole cost here. */
     const struct cc_compute_view *v = cc_compute_view(d);
     uint64_t waited = cc_bucket_take(&v->line->tokens, cost, &v->line->throttled, &v->drip);
     /* Throttled time for the node's exporter (cudacap/counters.h): only a
