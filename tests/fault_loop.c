@@ -8,7 +8,7 @@
  * events), a stream capture with a graph launch, freeing the rest.
  *
  * First a census run counts the calls of every point (CUDACAP_TEST_FAULT_COUNT);
- * then, per point called C times, cases at N = 1 and N = C (short mode, CI;
+ * then, per point called C times, cases at N = 1, 2, 3 and C (short mode, CI;
  * --long: every N from 1 to 16, then doubling, and C) once, and N = 1 from
  * then on (sticky). Each case asserts:
  *  - no crash, no hang: both processes exit 0 within 30 s;
@@ -369,8 +369,9 @@ int main(int argc, char **argv)
         int nn = 0;
         if (lng) {
             for (unsigned long long k = 1; k < c[i].calls && nn < 60; k = k < 16 ? k + 1 : k * 2) ns[nn++] = k;
-        } else {
-            ns[nn++] = 1;
+        } else { /* the first calls are the setup's: where most failures bite */
+            for (unsigned long long k = 1; k <= 3 && k < c[i].calls; k++) ns[nn++] = k;
+            if (c[i].calls == 1) ns[nn++] = 1;
         }
         if (c[i].calls > 1) ns[nn++] = c[i].calls;
         printf("%-15s %8llu calls in one process: %d cases\n", c[i].name, c[i].calls, nn + 1);

@@ -45,7 +45,7 @@ endforeach()
 unset(EXTRA_ENV)
 
 # The fault-injection loop (issue 11): every injection point of
-# common/fault.h failing at its first and last call of a capped run, and
+# common/fault.h failing at its 1st, 2nd, 3rd and last call of a capped run, and
 # from its first call on (tests/fault_loop.c, docs/testing.md). By hand:
 # build/tests/fault_loop DIR --long (every N up to 16, then doubling).
 cc_sim_client(fault_loop fault_loop.c)

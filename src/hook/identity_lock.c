@@ -37,10 +37,16 @@ int cc_identity_lock_take(void)
     fd = -1;
 #endif
     if (fd >= 0) {
-        int ok = 0;
+        int ok = 0, errors = 0;
         for (int i = 0; i < 2000 && !ok; i++) {
             ok = cc_lock_range(fd, 0, 1, F_WRLCK, 0) == 0;
-            if (!ok && errno != EAGAIN && errno != EACCES) break;
+            /* Busy: wait for the turn. Another error: retried a few times
+             * (a transient one), then the turn is given up, said. */
+            if (!ok && errno != EAGAIN && errno != EACCES && ++errors > 3) {
+                cc_log_once(CC_LOG_WARN, "%s: cannot lock (%s); processes starting together may "
+                                         "not resolve their host pids", path, strerror(errno));
+                break;
+            }
             if (!ok) {
                 struct timespec ts = {0, 1000000};
                 nanosleep(&ts, NULL);

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cap/mem/ledger_internal.h"
@@ -104,10 +105,28 @@ void ml_attach_locked(const char *dir)
     ml_fdev = o.dev;
     ml_fino = o.ino;
     uint32_t me = (uint32_t)getpid();
-    /* Before any slot: from now on a rebuilder waits for us. */
-    if (ml_live_lock(ml_fd, me) != 0)
-        cc_info("memory cap: no liveness lock (%s); a rebuild will not wait for this process",
-                strerror(errno));
+    /* Before any slot: from now on a rebuilder waits for us. Without it a
+     * rebuild by another process would not wait for our re-publishing, and
+     * what it grants meanwhile would pass the cap by our bytes (the fault
+     * loop, lock at its 3rd call: 272 MiB under 256): so a transient
+     * failure is retried, and a lasting one keeps this process on its own. */
+    int live = ml_live_lock(ml_fd, me);
+    for (int i = 0; live != 0 && i < 3; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        live = ml_live_lock(ml_fd, me);
+    }
+    if (live != 0) {
+        cc_region_unlock_init(ml_fd);
+        ml_sh.shared = 0;
+        if (ml_nbinds) {
+            ml_go_private_locked("no liveness lock");
+        } else {
+            cc_warn("memory cap: %s/%s: no liveness lock (%s); this process is capped on its own "
+                    "(per-process cap)", ml_dir, CC_MEM_REGION_FILE, strerror(errno));
+        }
+        return;
+    }
     if (o.rebuilt) ml_rebuild_wait(ml_sh.r, ml_fd);
     __atomic_store_n(&ml_sh.gen, __atomic_load_n(&ml_sh.r->generation, __ATOMIC_SEQ_CST),
                      __ATOMIC_RELAXED);
