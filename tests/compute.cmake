@@ -2,7 +2,7 @@
 # cudacap_core (no CUDA); each negative control is the same test built with a
 # -D switch that removes the mechanism, run with WILL_FAIL so a control that
 # stops failing turns the suite red.
-set(CC_CAP_SRC ${CMAKE_SOURCE_DIR}/src/cap)
+set(CC_CAP_SRC ${CMAKE_SOURCE_DIR}/src/cap/compute)
 
 function(cc_compute_test name src)
   cc_test_exe(${name} ${src})

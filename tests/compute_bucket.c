@@ -12,7 +12,7 @@
  *               tokens (compute.bucket.bypass.control, WILL_FAIL). */
 #include <string.h>
 
-#include "cap/bucket.h"
+#include "cap/compute/bucket.h"
 #include "check.h"
 #include "compute_mp.h"
 

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cap/controller.h"
-#include "cap/election.h"
+#include "cap/compute/controller.h"
+#include "cap/compute/election.h"
 #include "check.h"
 #include "compute_mp.h"
 

@@ -1,10 +1,10 @@
-/* The elastic step (src/cap/elastic.c) against its rules, and two elastic
+/* The elastic step (src/cap/compute/elastic.c) against its rules, and two elastic
  * containers against a model plant: a time-sliced device where each gets
  * what its target allows and the rest idles. Control
  * (compute.elastic.unit.control): CC_TEST_NO_YIELD, others never seen. */
 #include <stdio.h>
 
-#include "cap/elastic.h"
+#include "cap/compute/elastic.h"
 #include "check.h"
 
 static cc_elastic_state_t step(cc_elastic_state_t st, uint32_t hard, uint32_t soft, uint32_t user,

@@ -18,8 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cap/election.h"
-#include "cap/sampling_lock.h"
+#include "cap/compute/election.h"
+#include "cap/compute/sampling_lock.h"
 #include "check.h"
 #include "compute_mp.h"
 

@@ -21,10 +21,10 @@
 #include <signal.h>
 #include <string.h>
 
-#include "cap/bucket.h"
-#include "cap/compute_region.h"
-#include "cap/controller.h"
-#include "cap/election.h"
+#include "cap/compute/bucket.h"
+#include "cap/compute/compute_region.h"
+#include "cap/compute/controller.h"
+#include "cap/compute/election.h"
 #include "check.h"
 #include "compute_mp.h"
 

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cap/sampling_lock.h"
+#include "cap/compute/sampling_lock.h"
 #include "check.h"
 #include "compute_mp.h"
 

@@ -2,8 +2,8 @@
  * the default port fails cleanly (no timing, "cannot tell" for captures),
  * and with a scripted port the cost model times a launch and the capture
  * bookkeeping asks the right variant. */
-#include "cap/capture.h"
-#include "cap/compute.h"
+#include "cap/compute/capture.h"
+#include "cap/compute/compute.h"
 #include "check.h"
 #include "fake_port.h"
 

@@ -129,7 +129,7 @@ typedef struct cc_compute_region {
     /* Per device line: the CLOCK_MONOTONIC time up to which the controller's
      * share has been paid into the bucket (0 = not yet). Whoever advances it
      * by CAS pays the interval in: the refill winner once a period, and
-     * waiting launches in between (src/cap/bucket.h, cc_drip). Off the
+     * waiting launches in between (src/cap/compute/bucket.h, cc_drip). Off the
      * bucket's line: only waiters and the refill touch it. */
     uint64_t accrued_ns[CC_COMPUTE_DEVICES];
     cc_compute_elastic_t elastic[CC_COMPUTE_DEVICES];

@@ -4,15 +4,15 @@
 # multi-process tests pull the pure pieces (bucket, controller, election,
 # sampling lock, region).
 set(CC_COMPUTE_SOURCES
-  cap/bucket.c
-  cap/controller.c
-  cap/elastic.c
-  cap/election.c
-  cap/sampling_lock.c
-  cap/compute_region.c
-  cap/capture.c
-  cap/cost.c
-  cap/compute_setup.c
-  cap/gate.c
-  cap/watcher.c
+  cap/compute/bucket.c
+  cap/compute/controller.c
+  cap/compute/elastic.c
+  cap/compute/election.c
+  cap/compute/sampling_lock.c
+  cap/compute/compute_region.c
+  cap/compute/capture.c
+  cap/compute/cost.c
+  cap/compute/compute_setup.c
+  cap/compute/gate.c
+  cap/compute/watcher.c
 )

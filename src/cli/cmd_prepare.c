@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cap/sampling_lock.h"
+#include "cap/compute/sampling_lock.h"
 #include "cli/cli.h"
 #include "cli/liveness.h"
 

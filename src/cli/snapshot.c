@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cap/memledger.h"
-#include "cap/sampling_lock.h"
+#include "cap/compute/sampling_lock.h"
 #include "cli/validate.h"
 #include "cudacap/counters.h"
 #include "region/peek.h"

@@ -11,7 +11,7 @@
 #include "cudacap/compute_region.h"
 #include "cudacap/counters.h"
 #include "cudacap/mem_region.h"
-#include "cap/elastic.h"
+#include "cap/compute/elastic.h"
 #include "common/clock.h"
 
 #define PID_MAX (1u << 22)            /* the kernel's PID_MAX_LIMIT */
@@ -111,7 +111,7 @@ const char *snap_check_compute(const void *region, char *buf, size_t len)
         const cc_compute_elastic_t *e = &r->elastic[i];
         if (e->hard_pm > 1000 || e->soft_pm > 1000)
             BAD("device line %u: limits %u/%u permille", i, e->hard_pm, e->soft_pm);
-        /* What src/cap/elastic.c can store: seen is a level, calm and low
+        /* What src/cap/compute/elastic.c can store: seen is a level, calm and low
          * counters, the rest flags (its bounds, elastic.h). */
         if (e->contended > 1 || e->seen > CC_ELASTIC_SEEN_MAX || e->calm > CC_ELASTIC_ALONE ||
             e->borrowing > 1 || e->saturated > 2 || e->low > CC_ELASTIC_LOW ||

@@ -1,11 +1,11 @@
-/* Stream capture begin and end: passed through, counted (src/cap/capture.h)
+/* Stream capture begin and end: passed through, counted (src/cap/compute/capture.h)
  * so the launch path knows when a stream may be capturing. Every ABI the
  * runtime can reach: v1 (no mode: global), v2 (mode), to-graph (12.3), each
  * with its per-thread-default-stream twin. */
-#include "cap/capture.h"
+#include "cap/compute/capture.h"
 #include "hook.h"
 
-/* After a begin: count the capture (cap/capture.h), pass the result on. */
+/* After a begin: count the capture (cap/compute/capture.h), pass the result on. */
 static CUresult begun(CUresult r)
 {
     if (r == CUDA_SUCCESS) cc_capture_begun();

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cap/compute.h"
-#include "cap/compute_region.h"
+#include "cap/compute/compute.h"
+#include "cap/compute/compute_region.h"
 #include "cap/memledger.h"
 #include "common/fork.h"
 #include "common/log.h"

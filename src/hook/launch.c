@@ -3,9 +3,9 @@
  * them (dlsym and cuGetProcAddress hand out these same wrappers).
  *
  * Cost without a compute cap: cc_enter_cuda, then one load and one
- * predictable branch on cc_compute_mode. With a cap: src/cap/gate.c
+ * predictable branch on cc_compute_mode. With a cap: src/cap/compute/gate.c
  * (device lookup, estimate lookup, one CAS on the shared bucket). */
-#include "cap/gate.h"
+#include "cap/compute/gate.h"
 #include "hook.h"
 #include "memory_graph.h"
 

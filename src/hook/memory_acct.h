@@ -13,7 +13,7 @@
  * ordinal, bound on first use, memory_acct.c): which ledger device counts
  * its memory and the cap it is held to. Not the device's identity (UUID,
  * SM count, NVML handle: hook/devices.h's struct cc_device_id), nor its
- * compute cap (cap/compute.h's struct cc_compute_device: bucket, line, shares). */
+ * compute cap (cap/compute/compute.h's struct cc_compute_device: bucket, line, shares). */
 struct cc_mem_device {
     int h;        /* ledger handle (cap/memledger.h), one per device UUID */
     uint64_t cap; /* bytes, > 0 (an uncapped device is never handed out) */

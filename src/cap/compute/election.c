@@ -1,4 +1,4 @@
-#include "cap/election.h"
+#include "cap/compute/election.h"
 
 #ifdef CC_TEST_NO_CAS
 #include <unistd.h>

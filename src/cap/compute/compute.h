@@ -7,10 +7,10 @@
 #include <cuda.h>
 #include <stdint.h>
 
-#include "cap/bucket.h"
-#include "cap/gate.h" /* cc_compute_mode */
+#include "cap/compute/bucket.h"
+#include "cap/compute/gate.h" /* cc_compute_mode */
 #include "cap/port.h" /* CC_PORT_UUID_LEN */
-#include "cap/sampling_lock.h"
+#include "cap/compute/sampling_lock.h"
 #include "cudacap/compute_region.h"
 #include "cudacap/nvml.h"
 

@@ -16,9 +16,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "cap/bucket.h"
-#include "cap/capture.h"
-#include "cap/compute.h"
+#include "cap/compute/bucket.h"
+#include "cap/compute/capture.h"
+#include "cap/compute/compute.h"
 #include "common/log.h"
 #include "cap/port.h"
 #include "common/clock.h"

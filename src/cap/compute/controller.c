@@ -1,4 +1,4 @@
-#include "cap/controller.h"
+#include "cap/compute/controller.h"
 
 #include <string.h>
 

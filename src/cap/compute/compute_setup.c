@@ -9,14 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cap/bucket.h"
-#include "cap/capture.h"
+#include "cap/compute/bucket.h"
+#include "cap/compute/capture.h"
 #include "cap/cfg.h"
-#include "cap/compute.h"
-#include "cap/compute_region.h"
-#include "cap/controller.h"
-#include "cap/election.h" /* CC_PERIOD_NS */
-#include "cap/gate.h"
+#include "cap/compute/compute.h"
+#include "cap/compute/compute_region.h"
+#include "cap/compute/controller.h"
+#include "cap/compute/election.h" /* CC_PERIOD_NS */
+#include "cap/compute/gate.h"
 #include "cap/port.h"
 #include "common/fork.h"
 #include "common/log.h"

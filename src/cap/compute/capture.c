@@ -1,5 +1,5 @@
 /* Stream-capture bookkeeping for the compute cap (capture.h). */
-#include "cap/capture.h"
+#include "cap/compute/capture.h"
 
 #include "cap/port.h"
 #include "common/fork.h"

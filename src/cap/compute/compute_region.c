@@ -1,11 +1,11 @@
-#include "cap/compute_region.h"
+#include "cap/compute/compute_region.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
 
-#include "cap/controller.h"
+#include "cap/compute/controller.h"
 #include "os/os.h"
 #include "region/region.h"
 #include "region/specs.h"

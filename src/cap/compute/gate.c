@@ -1,14 +1,14 @@
 /* The launch gate: admission. A launch in a capped process: device lookup
  * (the state set up in compute_setup.c), one estimate lookup, one CAS on
  * the shared bucket; a wait only when the bucket is empty. */
-#include "cap/gate.h"
+#include "cap/compute/gate.h"
 
 #include <time.h>
 
-#include "cap/bucket.h"
-#include "cap/capture.h"
-#include "cap/compute.h"
-#include "cap/compute_region.h"
+#include "cap/compute/bucket.h"
+#include "cap/compute/capture.h"
+#include "cap/compute/compute.h"
+#include "cap/compute/compute_region.h"
 #include "cap/port.h"
 #include "common/clock.h"
 #include "cudacap/counters.h"

@@ -1,4 +1,4 @@
-#include "cap/elastic.h"
+#include "cap/compute/elastic.h"
 
 cc_elastic_state_t cc_elastic_initial(uint32_t hard_pm, uint32_t soft_pm)
 {

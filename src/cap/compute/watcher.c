@@ -10,13 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cap/bucket.h"
+#include "cap/compute/bucket.h"
 #include "cap/cfg.h"
-#include "cap/compute.h"
-#include "cap/compute_region.h"
-#include "cap/controller.h"
-#include "cap/elastic.h"
-#include "cap/election.h"
+#include "cap/compute/compute.h"
+#include "cap/compute/compute_region.h"
+#include "cap/compute/controller.h"
+#include "cap/compute/elastic.h"
+#include "cap/compute/election.h"
 #include "cap/port.h"
 #include "common/log.h"
 #include "common/clock.h"

@@ -1,9 +1,9 @@
-#include "cap/bucket.h"
+#include "cap/compute/bucket.h"
 
 #include <stdint.h>
 #include <time.h>
 
-#include "cap/election.h"
+#include "cap/compute/election.h"
 #include "common/clock.h"
 
 int64_t cc_bucket_add(int64_t *b, int64_t delta, int64_t hi)

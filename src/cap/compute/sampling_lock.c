@@ -1,4 +1,4 @@
-#include "cap/sampling_lock.h"
+#include "cap/compute/sampling_lock.h"
 
 #include <errno.h>
 #include <fcntl.h>
