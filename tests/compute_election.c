@@ -16,6 +16,7 @@
  *             periods reject it). */
 #include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cap/compute/election.h"
@@ -159,5 +160,10 @@ int main(int argc, char **argv)
         printf("slow: 440 ms owner %s\n", st ? "judged stale" : "trusted");
         CHECK(!st, "a slow but alive owner (440 ms) was judged stale");
     }
+    /* The folder and the lock file in it: not left in /tmp by every run. */
+    char f[sizeof dir + 32];
+    snprintf(f, sizeof f, "%s/sampling.lock", dir);
+    unlink(f);
+    rmdir(dir);
     CHECK_EXIT();
 }

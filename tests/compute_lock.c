@@ -11,6 +11,7 @@
  *              (compute.lock.fork.control, WILL_FAIL). */
 #include <signal.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "cap/compute/sampling_lock.h"
@@ -78,5 +79,10 @@ int main(int argc, char **argv)
     if (!mkdtemp(dir)) return 77;
     if (!strcmp(which, "exclusive") || !strcmp(which, "all")) exclusive();
     if (!strcmp(which, "fork") || !strcmp(which, "all")) fork_hazard();
+    /* The folder and the lock file in it: not left in /tmp by every run. */
+    char f[sizeof dir + 32];
+    snprintf(f, sizeof f, "%s/sampling.lock", dir);
+    unlink(f);
+    rmdir(dir);
     CHECK_EXIT();
 }
