@@ -30,6 +30,8 @@ typedef nvmlReturn_t (*handle_fn)(unsigned, nvmlDevice_t *);
 typedef nvmlReturn_t (*procutil_fn)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned *,
                                     unsigned long long);
 typedef nvmlReturn_t (*util_fn)(nvmlDevice_t, nvmlUtilization_t *);
+typedef nvmlReturn_t (*samples_fn)(nvmlDevice_t, nvmlSamplingType_t, unsigned long long, nvmlValueType_t *,
+                                   unsigned *, nvmlSample_t *);
 typedef nvmlReturn_t (*procs_fn)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);
 
 static int nvml_costs(int n)
@@ -44,11 +46,14 @@ static int nvml_costs(int n)
     procutil_fn pu = (procutil_fn)dlsym(h, "nvmlDeviceGetProcessUtilization");
     util_fn ur = (util_fn)dlsym(h, "nvmlDeviceGetUtilizationRates");
     procs_fn cp = (procs_fn)dlsym(h, "nvmlDeviceGetComputeRunningProcesses_v3");
+    samples_fn gs = (samples_fn)dlsym(h, "nvmlDeviceGetSamples");
     nvmlDevice_t d;
     if (!init || !get || init() != NVML_SUCCESS || get(0, &d) != NVML_SUCCESS) return 1;
     static nvmlProcessUtilizationSample_t buf[512];
     static nvmlProcessInfo_t procs[256];
-    for (int which = 0; which < 3; which++) {
+    static nvmlSample_t smp[512];
+    unsigned got = 0; /* device-wide samples of the last second, per call */
+    for (int which = 0; which < 4; which++) {
         double c0 = thread_cpu_s(), w0 = bench_now();
         int ok = 0;
         for (int i = 0; i < n; i++) {
@@ -57,16 +62,28 @@ static int nvml_costs(int n)
             unsigned long long last = (unsigned long long)ts.tv_sec * 1000000ull - 1000000ull;
             unsigned k = 512;
             nvmlUtilization_t u;
+            nvmlValueType_t t;
             nvmlReturn_t r = which == 0 ? (pu ? pu(d, buf, &k, last) : NVML_ERROR_NOT_SUPPORTED)
                            : which == 1 ? (ur ? ur(d, &u) : NVML_ERROR_NOT_SUPPORTED)
-                                        : (k = 256, cp ? cp(d, &k, procs) : NVML_ERROR_NOT_SUPPORTED);
+                           : which == 2 ? (k = 256, cp ? cp(d, &k, procs) : NVML_ERROR_NOT_SUPPORTED)
+                                        : (gs ? gs(d, NVML_GPU_UTILIZATION_SAMPLES, last, &t, &k, smp)
+                                              : NVML_ERROR_NOT_SUPPORTED);
             ok += r == NVML_SUCCESS || r == NVML_ERROR_NOT_FOUND;
+            if (which == 3 && r == NVML_SUCCESS) got = k;
         }
         static const char *name[] = {"nvmlDeviceGetProcessUtilization", "nvmlDeviceGetUtilizationRates",
-                                     "nvmlDeviceGetComputeRunningProcesses_v3"};
+                                     "nvmlDeviceGetComputeRunningProcesses_v3",
+                                     "nvmlDeviceGetSamples(GPU_UTILIZATION)"};
         printf("%-42s %8.1f us CPU %8.1f us wall per call (%d/%d answered)\n", name[which],
                (thread_cpu_s() - c0) * 1e6 / n, (bench_now() - w0) * 1e6 / n, ok, n);
     }
+    /* The device-wide samples' period: their count over the last second and
+     * the gaps of their timestamps. */
+    printf("nvmlDeviceGetSamples: %u samples cover the last second", got);
+    for (unsigned i = 1; i < got && i < 8; i++)
+        printf("%s%lld", i == 1 ? "; gaps (us): " : " ",
+               (long long)smp[i].timeStamp - (long long)smp[i - 1].timeStamp);
+    printf("\n");
     return 0;
 }
 

@@ -213,16 +213,88 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
     int d = dev_of(device);
     if (d < 0 || !util)
         return NVML_ERROR_INVALID_ARGUMENT;
-    uint64_t w = sim_config()->util_window_ns;
+    uint64_t w = sim_config()->util_window_ns, P = sim_config()->proc_sample_us;
     struct sim_shared *s = sim_shm();
-    uint64_t now = sim_now_ns();
+    uint64_t now = sim_now_ns(), from = now > w ? now - w : 0, to = now;
+    if (P) {
+        /* The H200: one stepped value per sampling period, the last
+         * completed one's (docs/validation.md, session 7), periods aligned
+         * as the per-process samples' are. */
+        uint64_t now_us = sim_realtime_us(), end = now_us / P * P;
+        int64_t off = (int64_t)(now_us * 1000ull) - (int64_t)now;
+        if (end < P)
+            return NVML_ERROR_UNKNOWN;
+        from = (uint64_t)((int64_t)((end - P) * 1000ull) - off);
+        to = (uint64_t)((int64_t)(end * 1000ull) - off);
+        w = to - from;
+    }
     sim_lock(s);
-    uint64_t busy = sim_busy_locked(s, (uint32_t)d, now > w ? now - w : 0, now, -1);
+    uint64_t busy = sim_busy_locked(s, (uint32_t)d, from, to, -1);
     sim_unlock(s);
     util->gpu = (unsigned)((busy * 100 + w / 2) / w);
     if (util->gpu > 100)
         util->gpu = 100;
     util->memory = 0;
+    return NVML_SUCCESS;
+}
+
+/* nvmlDeviceGetSamples, NVML_GPU_UTILIZATION_SAMPLES only (the others:
+ * NOT_SUPPORTED). Like the per-process samples: with
+ * CUDACAP_SIM_PROC_SAMPLE_MS = P, one sample per completed period of P
+ * ending after lastSeen (within the window), the busy share of the device in
+ * it (every process), stamped with the period's end, as the H200 gives one
+ * stepped value every ~200 ms (docs/validation.md); otherwise one sample
+ * covering [max(lastSeen, now - window), now] stamped now. Newest first in
+ * periodic mode, as a full buffer keeps the newest. NOT_FOUND: none newer. */
+nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
+                                  unsigned long long lastSeenTimeStamp, nvmlValueType_t *sampleValType,
+                                  unsigned int *sampleCount, nvmlSample_t *samples)
+{
+    CHECK_INIT();
+    int d = dev_of(device);
+    if (d < 0 || !sampleCount)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (type != NVML_GPU_UTILIZATION_SAMPLES)
+        return NVML_ERROR_NOT_SUPPORTED;
+    uint64_t w = sim_config()->util_window_ns, P = sim_config()->proc_sample_us;
+    uint64_t now = sim_now_ns(), now_us = sim_realtime_us();
+    int64_t off = (int64_t)(now_us * 1000ull) - (int64_t)now; /* realtime ns - monotonic ns */
+    struct { uint64_t a, b, ts; } span[64];
+    unsigned n = 0;
+    if (P) {
+        for (uint64_t end = now_us / P * P; end > lastSeenTimeStamp && end + w / 1000 > now_us && end >= P &&
+                                            n < 64; end -= P) {
+            span[n].a = (uint64_t)((int64_t)((end - P) * 1000ull) - off);
+            span[n].b = (uint64_t)((int64_t)(end * 1000ull) - off);
+            span[n++].ts = end;
+        }
+    } else if (lastSeenTimeStamp < now_us) {
+        uint64_t from = now > w ? now - w : 0;
+        if (lastSeenTimeStamp && (now_us - lastSeenTimeStamp) * 1000ull < now - from)
+            from = now - (now_us - lastSeenTimeStamp) * 1000ull;
+        span[0].a = from, span[0].b = now, span[0].ts = now_us;
+        n = now > from;
+    }
+    if (n == 0)
+        return NVML_ERROR_NOT_FOUND;
+    if (!samples || *sampleCount < n) {
+        *sampleCount = n;
+        return samples ? NVML_ERROR_INSUFFICIENT_SIZE : NVML_SUCCESS;
+    }
+    struct sim_shared *s = sim_shm();
+    sim_lock(s);
+    for (unsigned j = 0; j < n; j++) {
+        uint64_t len = span[j].b - span[j].a;
+        uint64_t busy = sim_busy_locked(s, (uint32_t)d, span[j].a, span[j].b, -1);
+        unsigned u = (unsigned)((busy * 100 + len / 2) / len);
+        memset(&samples[j], 0, sizeof samples[j]);
+        samples[j].timeStamp = span[j].ts;
+        samples[j].sampleValue.uiVal = u > 100 ? 100 : u;
+    }
+    sim_unlock(s);
+    if (sampleValType)
+        *sampleValType = NVML_VALUE_TYPE_UNSIGNED_INT;
+    *sampleCount = n;
     return NVML_SUCCESS;
 }
 

@@ -143,6 +143,15 @@ cc_preload_control(compute.hostpid.join.control_lock compute_hostpid cudacap_no_
                    CC_TEST_NO_ID_LOCK
                    "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000" "CUDACAP_SIM_CTX_CREATE_MS=50")
 
+# The watcher's cheap query while the container is alone on the device
+# (issue 10, item 16). Control: the library that never takes it.
+cc_sim_client(compute_cheap compute_cheap.c)
+cc_add_preloaded_test(compute.watcher.cheap compute_cheap)
+set_tests_properties(compute.watcher.cheap PROPERTIES LABELS "compute;concurrency" RUN_SERIAL TRUE)
+set_property(TEST compute.watcher.cheap APPEND PROPERTY ENVIRONMENT "CUDACAP_SIM_PROC_SAMPLE_MS=200")
+cc_preload_control(compute.watcher.cheap.control compute_cheap cudacap_no_device_query
+                   CC_TEST_NO_DEVICE_QUERY "CUDACAP_SIM_PROC_SAMPLE_MS=200")
+
 # NVML samples per process every 1/6 s (real GPUs; simulator setting
 # CUDACAP_SIM_PROC_SAMPLE_MS) while the watcher polls every 100 ms. Control:
 # the library reading an empty poll as 0 % (CC_TEST_EMPTY_IS_IDLE) holds ~2x.

@@ -26,39 +26,16 @@
 
 #include "check.h"
 #include "compute_mp.h"
-#include "spin_setup.h"
+#include "saturate_worker.h"
 
 #define WARM_NS 3000000000ull
 #define RUN_NS 12000000000ull
 
-/* --worker STATE CAP OUTFILE T0: launches until T0 + warm + run, writes the
- * device time of the batches completed inside the measured part. */
-static int worker(const char *out, uint64_t t0)
-{
-    CUfunction fn;
-    CUstream stream;
-    int sms;
-    spin_setup("spin_1500us", &fn, &stream, &sms);
-    if (check_failures) return 1;
-    double work = 0;
-    while (mp_now() < t0 + WARM_NS + RUN_NS) {
-        for (int i = 0; i < 4; i++)
-            CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
-        CHECK_CU(cuStreamSynchronize(stream));
-        if (check_failures) return 1;
-        uint64_t now = mp_now();
-        if (now >= t0 + WARM_NS && now < t0 + WARM_NS + RUN_NS) work += 4 * 1.5e-3;
-    }
-    FILE *f = fopen(out, "w");
-    if (!f) return 1;
-    fprintf(f, "%.6f\n", work);
-    return fclose(f) != 0;
-}
 
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "--worker"))
-        return worker(argv[2], strtoull(argv[3], NULL, 10));
+        return saturate_worker(argv[2], strtoull(argv[3], NULL, 10), WARM_NS, RUN_NS);
     const char *base = getenv("CUDACAP_STATE_DIR");
     if (!base) return 77;
     const int caps[2] = {30, 50};

@@ -79,6 +79,34 @@ typedef struct nvmlProcessUtilizationSample_st {
     unsigned int decUtil;
 } nvmlProcessUtilizationSample_t;
 
+/* nvmlDeviceGetSamples: a buffer of timestamped device samples. */
+typedef enum nvmlSamplingType_enum {
+    NVML_TOTAL_POWER_SAMPLES = 0,
+    NVML_GPU_UTILIZATION_SAMPLES = 1, /* percent of time a kernel ran */
+    NVML_MEMORY_UTILIZATION_SAMPLES = 2
+} nvmlSamplingType_t;
+
+typedef enum nvmlValueType_enum {
+    NVML_VALUE_TYPE_DOUBLE = 0,
+    NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+    NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+    NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+    NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4
+} nvmlValueType_t;
+
+typedef union nvmlValue_st {
+    double dVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+} nvmlValue_t;
+
+typedef struct nvmlSample_st {
+    unsigned long long timeStamp; /* CPU timestamp in microseconds */
+    nvmlValue_t sampleValue;
+} nvmlSample_t;
+
 nvmlReturn_t nvmlInit_v2(void);
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags);
 nvmlReturn_t nvmlShutdown(void);
@@ -101,6 +129,9 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                              nvmlProcessUtilizationSample_t *utilization,
                                              unsigned int *processSamplesCount,
                                              unsigned long long lastSeenTimeStamp);
+nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
+                                  unsigned long long lastSeenTimeStamp, nvmlValueType_t *sampleValType,
+                                  unsigned int *sampleCount, nvmlSample_t *samples);
 
 /* Added for the simulator (sim/): NVIDIA's v1 entry points and values. */
 #define NVML_ERROR_ARGUMENT_VERSION_MISMATCH ((nvmlReturn_t)25)

@@ -47,6 +47,16 @@ static nvmlReturn_t no_proc_util(nvmlDevice_t d, nvmlProcessUtilizationSample_t 
     (void)d, (void)b, (void)n, (void)since;
     return NVML_ERROR_FUNCTION_NOT_FOUND;
 }
+static nvmlReturn_t no_dev_util(nvmlDevice_t d, unsigned int *pct)
+{
+    (void)d, (void)pct;
+    return NVML_ERROR_FUNCTION_NOT_FOUND;
+}
+static int no_running_pids(int ordinal, uint32_t *pids, unsigned int *n)
+{
+    (void)ordinal, (void)pids, (void)n;
+    return -1;
+}
 static int no_device_current(void) { return -1; }
 static int no_device_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t *nvml)
 {
@@ -73,6 +83,8 @@ const cc_port_t cc_port_default = {
     .exchange_capture_mode = no_exchange,
     .nvml_open = no_nvml_open,
     .nvml_process_utilization = no_proc_util,
+    .nvml_device_utilization = no_dev_util,
+    .nvml_running_pids = no_running_pids,
     .device_current = no_device_current,
     .device_info = no_device_info,
     .host_pid_known = no_host_pid,

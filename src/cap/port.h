@@ -64,6 +64,18 @@ typedef struct cc_port {
      * without it: NVML_ERROR_FUNCTION_NOT_FOUND, *n untouched. */
     nvmlReturn_t (*nvml_process_utilization)(nvmlDevice_t dev, nvmlProcessUtilizationSample_t *buf,
                                              unsigned int *n, unsigned long long since_us);
+    /* nvmlDeviceGetUtilizationRates: *gpu_pct = the percent of NVML's last
+     * sampling period in which any kernel ran on the device (the H200: one
+     * stepped value every 200 ms). 14 us of CPU a call against the
+     * per-process query's 2.3 ms on the H200 (nvmlDeviceGetSamples, which
+     * has timestamps, costs 2.1 ms: bench/watcher_cost.c). Failures as
+     * nvml_process_utilization's, *gpu_pct untouched. */
+    nvmlReturn_t (*nvml_device_utilization)(nvmlDevice_t dev, unsigned int *gpu_pct);
+    /* The pids (host pids, as NVML names them) of the processes with a
+     * context on device `ordinal` (nvmlDeviceGetComputeRunningProcesses,
+     * 6 us on the H200): at most *n into pids, *n set to their count. 0, or
+     * -1 (no NVML, more than *n, an error; outputs unspecified). */
+    int (*nvml_running_pids)(int ordinal, uint32_t *pids, unsigned int *n);
 
     /* --- devices (compute_setup.c, gate.c). */
     /* The ordinal of the calling thread's current context, -1 when none

@@ -63,6 +63,15 @@ static nvmlReturn_t f_proc_util(nvmlDevice_t d, nvmlProcessUtilizationSample_t *
 {
     return cc_fault(CC_FP_NVML_UTIL) ? NVML_ERROR_UNKNOWN : in->nvml_process_utilization(d, b, n, since);
 }
+static nvmlReturn_t f_dev_util(nvmlDevice_t d, unsigned int *pct)
+{
+    return cc_fault(CC_FP_NVML_DEVUTIL) ? NVML_ERROR_UNKNOWN : in->nvml_device_utilization(d, pct);
+}
+/* The hook's process list has its own point (CC_FP_NVML_PROCS). */
+static int f_running_pids(int ordinal, uint32_t *pids, unsigned int *n)
+{
+    return in->nvml_running_pids(ordinal, pids, n);
+}
 static int f_device_current(void) { return cc_fault(CC_FP_DEVICE_CURRENT) ? -1 : in->device_current(); }
 static int f_device_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t *nvml)
 {
@@ -87,6 +96,8 @@ static const cc_port_t faulty = {
     .exchange_capture_mode = f_exchange,
     .nvml_open = f_nvml_open,
     .nvml_process_utilization = f_proc_util,
+    .nvml_device_utilization = f_dev_util,
+    .nvml_running_pids = f_running_pids,
     .device_current = f_device_current,
     .device_info = f_device_info,
     .host_pid_known = f_host_pid_known,

@@ -168,7 +168,7 @@ static int add(struct dec *d, const struct owner *o, const struct rd *id)
 typedef int (*each_fn)(struct dec *, const struct owner *, const struct rd *);
 static int each(struct dec *d, struct rd r, const char *msg, uint32_t num, each_fn fn, const struct owner *o)
 {
-    struct field f;
+    struct field f = {0};
     int k;
     while ((k = next(d, &r, &f, msg, 0)) > 0)
         if (f.num == num && f.wt == 2 && fn(d, o, &f.val)) return -1;
@@ -179,7 +179,7 @@ static int each(struct dec *d, struct rd r, const char *msg, uint32_t num, each_
  * label value of at most max bytes: *out, else NULL. */
 static int scalar(struct dec *d, struct rd r, const char *msg, uint32_t num, size_t max, const char **out)
 {
-    struct field f;
+    struct field f = {0};
     struct rd v = {0};
     int k, seen = 0;
     while ((k = next(d, &r, &f, msg, 0)) > 0)
@@ -191,7 +191,7 @@ static int scalar(struct dec *d, struct rd r, const char *msg, uint32_t num, siz
 
 static int cdi_device(struct dec *d, const struct owner *o, const struct rd *m)
 {
-    struct field f;
+    struct field f = {0};
     struct rd r = *m, v = {0};
     int k;
     while ((k = next(d, &r, &f, "CDIDevice", 0)) > 0)

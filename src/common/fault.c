@@ -35,6 +35,7 @@ static const char *const names[CC_FP_COUNT] = {
     [CC_FP_CAPTURE_MODE] = "capture_mode",
     [CC_FP_NVML_OPEN] = "nvml_open",
     [CC_FP_NVML_UTIL] = "nvml_util",
+    [CC_FP_NVML_DEVUTIL] = "nvml_devutil",
     [CC_FP_DEVICE_CURRENT] = "device_current",
     [CC_FP_DEVICE_INFO] = "device_info",
     [CC_FP_HOST_PID] = "host_pid",

@@ -52,6 +52,7 @@ typedef enum cc_fault_point {
     CC_FP_CAPTURE_MODE,
     CC_FP_NVML_OPEN,
     CC_FP_NVML_UTIL,
+    CC_FP_NVML_DEVUTIL,
     CC_FP_DEVICE_CURRENT,
     CC_FP_DEVICE_INFO,
     CC_FP_HOST_PID,

@@ -127,6 +127,7 @@ const struct cc_mem_device *cc_mem_here(int *ordinal)
  * allocation on that device. One relaxed load on the hot path. */
 static uint8_t g_stale[CC_MAX_DEVICES];
 static uint64_t g_measured[CC_MAX_DEVICES]; /* last refusal-path measure (ns) */
+#define CC_REMEASURE_NS 50000000ull            /* at most one such measure per 50 ms */
 
 static uint64_t mono_ns(void)
 {
@@ -173,16 +174,18 @@ int cc_mem_reserve(const struct cc_mem_device *m, int ordinal, uint64_t bytes)
     if (__builtin_expect(cc_ml_reserve(m->h, bytes, m->cap) == 0, 1)) return 0;
     /* Refused (the reserve has swept the dead and waited out contention):
      * drop what of ours may have shrunk meanwhile, and try again only if
-     * something did. The overhead is re-measured at most every 5 ms here:
-     * an NVML per-process query is 8 us of a 26 us refusal on the H200,
-     * and a loop retrying at the cap would pay it each time. A shrink
-     * within 5 ms of the last measure is seen by the next refusal after. */
+     * something did. The overhead is re-measured at most every 50 ms here
+     * (CC_REMEASURE_NS): NVML's process list costs 6 us of CPU but blocks
+     * for longer on the H200, and a loop retrying at the cap paid it every
+     * 5 ms at first: 20-22 us a refusal there against 4.8 here. A shrink
+     * of the context's memory (a module unloaded says so at once:
+     * cc_mem_overhead_stale) is seen by the first refusal 50 ms later. */
     uint64_t mine = cc_ml_own(m->h) + cc_ml_overhead(m->h);
     cc_mem_pools_refresh();
     cc_mem_graph_refresh();
     if (ordinal >= 0 && ordinal < CC_MAX_DEVICES) {
         uint64_t now = mono_ns(), last = __atomic_load_n(&g_measured[ordinal], __ATOMIC_RELAXED);
-        if (now - last >= 5000000ull) {
+        if (now - last >= CC_REMEASURE_NS) {
             __atomic_store_n(&g_measured[ordinal], now, __ATOMIC_RELAXED);
             cc_mem_refresh_overhead(ordinal);
         }

@@ -207,8 +207,8 @@ static void walk(CUgraph g, struct need *n, int depth)
     for (size_t i = 0; i < got; i++) {
         CUgraphNodeType t;
         if (p_type(v[i], &t) != CUDA_SUCCESS) continue;
-        uint64_t b;
-        int o;
+        uint64_t b = 0; /* set by node_need; initialised for gcc -O1's flow analysis */
+        int o = -1;
         CUgraph child;
         if (t == CU_GRAPH_NODE_TYPE_MEM_ALLOC && node_need(v[i], &b, &o) == 0 && o >= 0 &&
             o < CC_MAX_DEVICES && cc_mem_dev(o)) {

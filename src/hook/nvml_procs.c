@@ -12,10 +12,16 @@ int cc_nvml_procs(int ordinal, nvmlProcessInfo_t *p, unsigned *n)
     const struct cc_device_id *dv = cc_device(ordinal);
     if (!dv || !dv->nvml) return -1;
     cc_nvml_init();
+    /* Resolved by whichever thread comes first (the watcher's and the
+     * application's may race): the same value, stored and loaded atomically. */
     static procs_fn fn;
-    if (!fn) fn = (procs_fn)cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetComputeRunningProcesses_v3");
-    if (!fn || cc_fault(CC_FP_NVML_PROCS)) return -1;
-    return fn(dv->nvml, n, p) == NVML_SUCCESS ? 0 : -1;
+    procs_fn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = (procs_fn)cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetComputeRunningProcesses_v3");
+        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
+    }
+    if (!f || cc_fault(CC_FP_NVML_PROCS)) return -1;
+    return f(dv->nvml, n, p) == NVML_SUCCESS ? 0 : -1;
 }
 
 int cc_nvml_pids(int ordinal, unsigned *pids, unsigned *n)

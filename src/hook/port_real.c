@@ -12,16 +12,21 @@
 #include "devices.h"
 #include "hook.h"
 #include "hook/hostpid.h"
+#include "nvml_procs.h"
 
 static int real_nvml_open(void);
 static nvmlReturn_t real_proc_util(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
                                    unsigned long long);
 static int real_device_info(int, char[CC_PORT_UUID_LEN], nvmlDevice_t *);
+static nvmlReturn_t real_dev_util(nvmlDevice_t, unsigned int *);
+static int real_running_pids(int, uint32_t *, unsigned int *);
 
 /* The hook layer's services; the driver entries are filled at install. */
 static cc_port_t real = {
     .nvml_open = real_nvml_open,
     .nvml_process_utilization = real_proc_util,
+    .nvml_device_utilization = real_dev_util,
+    .nvml_running_pids = real_running_pids,
     .device_current = cc_device_current,
     .device_info = real_device_info,
     .host_pid_known = cc_hostpid_known,
@@ -31,13 +36,37 @@ static cc_port_t real = {
 static nvmlReturn_t (*proc_util)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
                                  unsigned long long);
 
+typedef nvmlReturn_t (*rates_fn)(nvmlDevice_t, nvmlUtilization_t *);
+static rates_fn rates;
+
 static int real_nvml_open(void)
 {
     cc_nvml_init();
     void *f = cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetProcessUtilization");
-    /* Release: pairs with the acquire below (another thread's call). */
+    /* Release: pairs with the acquires below (another thread's call). */
+    __atomic_store_n(&rates, (rates_fn)cc_lib_sym(CC_LIB_NVML, "nvmlDeviceGetUtilizationRates"),
+                     __ATOMIC_RELEASE);
     __atomic_store_n(&proc_util, (__typeof__(proc_util))f, __ATOMIC_RELEASE);
     return f ? 0 : -1;
+}
+
+static nvmlReturn_t real_dev_util(nvmlDevice_t d, unsigned int *pct)
+{
+    rates_fn f = __atomic_load_n(&rates, __ATOMIC_ACQUIRE);
+    nvmlUtilization_t u;
+    if (!f) return NVML_ERROR_FUNCTION_NOT_FOUND;
+    nvmlReturn_t r = f(d, &u);
+    if (r == NVML_SUCCESS) *pct = u.gpu;
+    return r;
+}
+
+static int real_running_pids(int ordinal, uint32_t *pids, unsigned int *n)
+{
+    unsigned got[CC_NVML_PROCS_MAX], k = CC_NVML_PROCS_MAX;
+    if (cc_nvml_pids(ordinal, got, &k) != 0 || k > *n) return -1;
+    for (unsigned i = 0; i < k; i++) pids[i] = got[i];
+    *n = k;
+    return 0;
 }
 
 static nvmlReturn_t real_proc_util(nvmlDevice_t d, nvmlProcessUtilizationSample_t *b,

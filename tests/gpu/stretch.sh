@@ -36,6 +36,6 @@ for sc in ${SCEN:-raw1 raw3 short capped}; do
   echo "   (and after the neighbour stops, relative to the same baseline)"
   $S report "$(py "$T0 + 1")" "$(py "$T0 + 3")" "$(py "$T0 + 5")" "$(py "$T0 + 9")" -- "$R"/a.w* | tail -2
   echo "   neighbour's own kernels (baseline: its first burst)"
-  $S report "$(py "$T0 + 3")" "$(py "$T0 + 5")" "$(py "$T0 + 7")" -- "$R"/b.w1 | head -1
-  tail -2 "$R"/a.log1 "$R"/b.log1 | grep -i error
+  $S report "$(py "$T0 + 3")" "$(py "$T0 + 5")" "$(py "$T0 + 7")" -- "$R"/b.w1 | sed -n 1p
+  tail -n 2 "$R"/a.log1 "$R"/b.log1 | grep -i error
 done

@@ -53,11 +53,25 @@ struct cc_compute_device {
     unsigned long long nvml_seen_us; /* NVML lastSeenTimeStamp */
     /* NVML's own per-process sampling period, learned from the gaps between
      * the newest sample timestamps of successive polls (min of the last 16;
-     * 0 = not known yet). */
-    unsigned long long nvml_last_ts;
-    unsigned nvml_gap_us[16];
-    unsigned nvml_gap_i;
+     * 0 = not known yet); the device-wide value steps on the same grid. */
+    struct cc_nvml_clock {
+        unsigned long long last_ts;
+        unsigned gap_us[16];
+        unsigned gap_i;
+    } nvml_proc;
     unsigned long long nvml_poll_us; /* when this process last polled NVML */
+    int devutil_off; /* the device-wide query failed as unsupported: per-process only */
+    /* The cheap path (watcher.c, sample_device): the NVML period whose
+     * device-wide value was read last (index on the per-process grid), and
+     * when the last per-process query answered (real µs): it re-anchors the
+     * grid, and with several processes says how the container's utilization
+     * split among them (host pids, permille), published the same way
+     * (cudacap status) until the next one. */
+    unsigned long long dev_window;
+    unsigned long long proc_query_us;
+    uint32_t split_pid[16];
+    uint16_t split_pm[16];
+    unsigned split_n;
     /* 1 while a launch of a never-timed shape is in flight on this device
      * (its timing pending): the only launch admitted without a charge
      * (gate.c). Set by CAS, cleared (release) when its timing completes. */

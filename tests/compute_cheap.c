@@ -1,0 +1,127 @@
+/* The watcher's cheap query (issue 10, item 16): while NVML lists only the
+ * container's own processes on the device, the compute cap runs on the
+ * device-wide value (nvmlDeviceGetUtilizationRates, 14 us of CPU on the H200)
+ * instead of the per-process samples (2.3 ms), which it still takes once every
+ * 5 s (the grid of NVML periods, and the per-process split for status).
+ * NVML samples periodically here, as on the H200 (CUDACAP_SIM_PROC_SAMPLE_MS=200).
+ * Each process counts its calls of the two queries (CUDACAP_TEST_FAULT_COUNT:
+ * the port's points nvml_devutil and nvml_util).
+ *   alone   one container, cap 30, 3 processes saturating for 5 s: at least
+ *           10 device-wide queries, at most 8 per-process ones (one per 5 s,
+ *           and the first cycles before the NVML period and every host pid are
+ *           known), and the container's work over the last 3 s at 30 +- 5 %.
+ *   beside  the same container (1 process, cap 30) beside another (1
+ *           process, cap 50), 5 s: the first makes per-process queries (at
+ *           least 10: it is not alone), and each container holds its cap
+ *           within 5 pp over the last 3 s.
+ * Control (compute.watcher.cheap.control, WILL_FAIL): the library built with
+ * CC_TEST_NO_DEVICE_QUERY never takes the cheap path: "alone" counts about
+ * 25 per-process queries (checked by running it). */
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compute_mp.h"
+#include "saturate_worker.h"
+
+#define WARM_NS 2000000000ull
+#define RUN_NS 3000000000ull /* workers: tests/saturate_worker.h */
+
+
+/* Sum of the counts of point `name` in a census file (one line per point
+ * per process). */
+static unsigned long census(const char *path, const char *name)
+{
+    FILE *f = fopen(path, "r");
+    char n[64];
+    unsigned long c, sum = 0;
+    if (!f) return 0;
+    while (fscanf(f, "%63s %lu", n, &c) == 2)
+        if (!strcmp(n, name)) sum += c;
+    fclose(f);
+    return sum;
+}
+
+struct cont {
+    char state[512], census[600];
+    int cap, nproc;
+    double pct;
+};
+
+/* Runs the containers' workers at once; fills each one's share. */
+static void run(char *argv0, struct cont *c, int nc)
+{
+    char t0s[32], out[8][700];
+    pid_t pids[8];
+    int k = 0;
+    uint64_t t0 = mp_now();
+    snprintf(t0s, sizeof t0s, "%llu", (unsigned long long)t0);
+    for (int j = 0; j < nc; j++) {
+        mkdir(c[j].state, 0700);
+        snprintf(c[j].census, sizeof c[j].census, "%s/census", c[j].state);
+        unlink(c[j].census);
+        for (int i = 0; i < c[j].nproc; i++, k++) {
+            snprintf(out[k], sizeof out[k], "%s/work.%d", c[j].state, i);
+            unlink(out[k]);
+            pids[k] = fork();
+            if (pids[k] == 0) {
+                char cap[8];
+                snprintf(cap, sizeof cap, "%d", c[j].cap);
+                setenv("CUDACAP_STATE_DIR", c[j].state, 1);
+                setenv("CUDACAP_SM_LIMIT", cap, 1);
+                setenv("CUDACAP_TEST_FAULT_COUNT", c[j].census, 1);
+                execl("/proc/self/exe", argv0, "--worker", out[k], t0s, (char *)NULL);
+                _exit(127);
+            }
+            CHECK(pids[k] > 0, "fork failed");
+        }
+    }
+    CHECK(mp_wait_all(pids, k) == 0, "a worker failed");
+    k = 0;
+    for (int j = 0; j < nc; j++) {
+        double w = 0;
+        for (int i = 0; i < c[j].nproc; i++, k++) {
+            FILE *f = fopen(out[k], "r");
+            double x = 0;
+            CHECK(f && fscanf(f, "%lf", &x) == 1, "no result from %s", out[k]);
+            if (f) fclose(f);
+            w += x;
+        }
+        c[j].pct = w / (RUN_NS / 1e9) * 100;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && !strcmp(argv[1], "--worker"))
+        return saturate_worker(argv[2], strtoull(argv[3], NULL, 10), WARM_NS, RUN_NS);
+    const char *base = getenv("CUDACAP_STATE_DIR");
+    if (!base) return 77;
+    mkdir(base, 0700);
+    struct cont c[2] = {{.cap = 30, .nproc = 3}, {.cap = 50, .nproc = 1}};
+    snprintf(c[0].state, sizeof c[0].state, "%s/alone", base);
+    run(argv[0], c, 1);
+    unsigned long dev = census(c[0].census, "nvml_devutil"), proc = census(c[0].census, "nvml_util");
+    printf("alone, 3 processes at cap 30: %.1f %% of the device; queries: %lu device-wide, %lu per-process\n",
+           c[0].pct, dev, proc);
+    CHECK(dev >= 10, "only %lu device-wide queries", dev);
+    CHECK(proc <= 8, "%lu per-process queries while alone", proc);
+    CHECK(c[0].pct > 25 && c[0].pct < 35, "alone: %.1f %% at cap 30", c[0].pct);
+
+    snprintf(c[0].state, sizeof c[0].state, "%s/beside0", base);
+    snprintf(c[1].state, sizeof c[1].state, "%s/beside1", base);
+    c[0].nproc = 1;
+    run(argv[0], c, 2);
+    proc = census(c[0].census, "nvml_util");
+    printf("beside: %.1f %% at cap 30, %.1f %% at cap 50; the first's per-process queries: %lu\n", c[0].pct,
+           c[1].pct, proc);
+    CHECK(proc >= 10, "only %lu per-process queries beside another container", proc);
+    for (int j = 0; j < 2; j++)
+        CHECK(c[j].pct > c[j].cap - 5 && c[j].pct < c[j].cap + 5, "beside: %.1f %% at cap %d", c[j].pct,
+              c[j].cap);
+    CHECK_EXIT();
+}

@@ -1,0 +1,38 @@
+/* A test worker that saturates the device with one-wave 1.5 ms kernels (4
+ * per sync) until t0 + warm + run and writes to `out` the device time of the
+ * batches completed inside [t0 + warm, t0 + warm + run): its work, in
+ * seconds. 0, or 1 on failure. For tests that exec themselves as workers
+ * (compute_twocont.c, compute_cheap.c). */
+#ifndef CC_TEST_SATURATE_WORKER_H
+#define CC_TEST_SATURATE_WORKER_H
+
+#include <cuda.h>
+#include <stdio.h>
+
+#include "check.h"
+#include "compute_mp.h"
+#include "spin_setup.h"
+
+static inline int saturate_worker(const char *out, uint64_t t0, uint64_t warm_ns, uint64_t run_ns)
+{
+    CUfunction fn;
+    CUstream stream;
+    int sms;
+    spin_setup("spin_1500us", &fn, &stream, &sms);
+    if (check_failures) return 1;
+    double work = 0;
+    while (mp_now() < t0 + warm_ns + run_ns) {
+        for (int i = 0; i < 4; i++)
+            CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
+        CHECK_CU(cuStreamSynchronize(stream));
+        if (check_failures) return 1;
+        uint64_t now = mp_now();
+        if (now >= t0 + warm_ns && now < t0 + warm_ns + run_ns) work += 4 * 1.5e-3;
+    }
+    FILE *f = fopen(out, "w");
+    if (!f) return 1;
+    fprintf(f, "%.6f\n", work);
+    return fclose(f) != 0;
+}
+
+#endif
