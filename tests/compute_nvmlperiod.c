@@ -11,10 +11,20 @@
  * about 1.67x the cap here (50 %; 40 % of the polls are empty), twice on the
  * H200, and (that switch removes the skip too) 9.5 queries a second;
  * checked by running it (ctest
- * reports the control passing because the test fails). */
+ * reports the control passing because the test fails).
+ * A neighbour (another container's process, uncapped) holds a context on the
+ * device throughout and runs nothing: so the container is not alone and the
+ * watcher reads the per-process samples this test is about; alone, it reads
+ * the device-wide value (compute.watcher.cheap), and the control's rule
+ * would not be exercised. */
 #include <cuda.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "compute_mp.h"
@@ -28,11 +38,34 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The idle neighbour: forked before this process's first CUDA call, in a
+ * state folder of its own and without a cap. */
+static pid_t neighbour(const char *state)
+{
+    pid_t p = fork();
+    if (p == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the test, however it ends */
+        char dir[600];
+        snprintf(dir, sizeof dir, "%s.neighbour", state ? state : "/tmp/cudacap-nvmlperiod");
+        setenv("CUDACAP_STATE_DIR", dir, 1);
+        unsetenv("CUDACAP_SM_LIMIT");
+        CUfunction f;
+        CUstream st;
+        int n;
+        spin_setup("spin_1500us", &f, &st, &n);
+        for (;;) pause();
+    }
+    return p;
+}
+
 int main(void)
 {
     CUfunction fn;
     CUstream stream;
     int sms;
+    pid_t nb = neighbour(getenv("CUDACAP_STATE_DIR"));
+    CHECK(nb > 0, "fork failed");
+    mp_msleep(300); /* its context made */
     spin_setup("spin_1500us", &fn, &stream, &sms);
     CHECK(nvmlInit_v2() == NVML_SUCCESS, "nvmlInit failed");
     nvmlDevice_t h;
@@ -74,6 +107,10 @@ int main(void)
         double rate = (__atomic_load_n(&r->dev[0].nvml_calls, __ATOMIC_RELAXED) - calls0) / (now_s() - t0 - warm);
         printf("NVML per-process queries: %.1f a second\n", rate);
         CHECK(rate < 8.5, "%.1f NVML queries a second at a 167 ms NVML period", rate);
+    }
+    if (nb > 0) {
+        kill(nb, SIGKILL);
+        waitpid(nb, NULL, 0);
     }
     CHECK_EXIT();
 }
