@@ -4,9 +4,17 @@
  * seen, as cudacap's watcher does. Checks: timestamps are period ends (> lastSeen,
  * multiples of the period), some polls are empty (167 ms > 100 ms), and
  * sum(smUtil x period) over the samples after the first poll's, divided by the
- * time they cover, reads back the duty cycle within 2 pp. */
+ * time they cover, reads back the duty cycle within 2 pp.
+ *
+ * The device-wide values in the same mode, as the H200 gives them (the
+ * watcher's cheap path relies on it): nvmlDeviceGetUtilizationRates is one
+ * stepped value per period, the same when read twice within a period, the
+ * duty cycle (+-3: 16 or 17 cycles fall in a period); nvmlDeviceGetSamples
+ * gives one sample per completed period, stamped with its end, newest first,
+ * and its newest value is what UtilizationRates reads in that period. */
 #include "simtest.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include "cudacap/nvml.h"
@@ -27,6 +35,48 @@ static int duty(void *arg)
     return 0;
 }
 
+static unsigned long long real_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000;
+}
+
+/* The device-wide checks at one poll; *dseen: the GetSamples lastSeen. */
+static void device_wide(nvmlDevice_t h, unsigned long long P, unsigned long long *dseen, int *dsamples,
+                        int *steps_same)
+{
+    unsigned long long before = real_us() / P;
+    if (!*dseen) *dseen = (before - 1) * P; /* from the newest period on: older ones predate the child */
+    nvmlUtilization_t u1, u2;
+    CHECK(nvmlDeviceGetUtilizationRates(h, &u1) == NVML_SUCCESS);
+    nvmlSample_t smp[8];
+    unsigned n = 8;
+    nvmlValueType_t vt;
+    nvmlReturn_t r = nvmlDeviceGetSamples(h, NVML_GPU_UTILIZATION_SAMPLES, *dseen, &vt, &n, smp);
+    CHECK(nvmlDeviceGetUtilizationRates(h, &u2) == NVML_SUCCESS);
+    unsigned long long after = real_us() / P;
+    NEAR((double)u1.gpu, 40.0, 3.0);
+    if (before == after) {
+        CHECK(u1.gpu == u2.gpu); /* stepped: one value per period */
+        (*steps_same)++;
+    }
+    if (r == NVML_ERROR_NOT_FOUND) {
+        CHECK(after == *dseen / P); /* none newer only while no period ended */
+        return;
+    }
+    CHECK(r == NVML_SUCCESS && vt == NVML_VALUE_TYPE_UNSIGNED_INT && n >= 1);
+    for (unsigned i = 0; i < n; i++) {
+        CHECK(smp[i].timeStamp > *dseen && smp[i].timeStamp % P == 0);
+        CHECK(i == 0 || smp[i].timeStamp == smp[i - 1].timeStamp - P); /* newest first, none skipped */
+        NEAR((double)smp[i].sampleValue.uiVal, 40.0, 3.0);
+    }
+    CHECK(smp[n - 1].timeStamp == *dseen + P);
+    if (before == after) CHECK(smp[0].sampleValue.uiVal == u1.gpu && smp[0].timeStamp == after * P);
+    *dsamples += (int)n;
+    *dseen = smp[0].timeStamp;
+}
+
 int main(void)
 {
     st_setup();
@@ -38,11 +88,14 @@ int main(void)
     int pid = st_fork(duty, &t0);
     unsigned long long seen = 0, first_ts = 0;
     double sum_us = 0;
-    int empty = 0, polls = 0, samples = 0;
+    int empty = 0, polls = 0, samples = 0, dsamples = 0, steps_same = 0;
+    unsigned long long dseen = 0;
     const unsigned long long P = PERIOD_MS * 1000ull;
     /* poll from 300 ms (steady state) to the end of the run */
     for (double t = t0 + 300; t < t0 + RUN_MS; t += 100) {
         st_sleep_until_ms(t);
+        if (t >= t0 + 400) /* the last completed period began after the child's first kernel */
+            device_wide(h, PERIOD_MS * 1000ull, &dseen, &dsamples, &steps_same);
         nvmlProcessUtilizationSample_t s[16];
         unsigned n = 16;
         nvmlReturn_t r = nvmlDeviceGetProcessUtilization(h, s, &n, seen);
@@ -73,6 +126,9 @@ int main(void)
     CHECK(empty > 0);
     CHECK(samples == (int)((seen - first_ts) / P)); /* one per period, none lost */
     NEAR(util, 40.0, 2.0);
+    printf("device-wide: %d samples, %d polls read one value twice\n", dsamples, steps_same);
+    CHECK(steps_same > polls / 2);
+    CHECK(dsamples >= 14); /* 2.6 s of 167 ms periods */
     nvmlShutdown();
     return 0;
 }
