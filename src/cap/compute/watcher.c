@@ -210,8 +210,8 @@ static int sample(struct cc_compute_device *d, const struct cc_compute_view *v, 
     unsigned long long poll_gap = d->nvml_poll_us && now > d->nvml_poll_us ? now - d->nvml_poll_us : 0;
     uint32_t pids[16];
     unsigned np = 0;
-    int solo = alone(d, pids, &np);
-    if (solo && d->nvml_seen_us && cheap_ready(d, now)) {
+    /* The process list (7 us) only when the cheap path could serve. */
+    if (d->nvml_seen_us && cheap_ready(d, now) && alone(d, pids, &np)) {
         int k = sample_device(d, v, now, reg, pids, np, user_pm, sys_pm);
         if (k >= 0) {
             if (k) d->nvml_poll_us = now;
@@ -243,9 +243,11 @@ static int sample(struct cc_compute_device *d, const struct cc_compute_view *v, 
          * (the period learned from the samples' timestamps: the poll
          * interval on the simulator, so both read right), else idle. */
         if (not_due(&d->nvml_proc, now, poll_gap)) return 0;
+        /* Not an anchor: the cheap path's grid comes only from a sample's
+         * timestamp (an empty answer after idleness must not let it run on
+         * an old one). */
         *user_pm = *sys_pm = 0;
         d->nvml_seen_us = now;
-        d->proc_query_us = now;
         if (reg) cc_compute_publish_procs(reg, (unsigned)v->idx, NULL, NULL, 0);
         return 1;
     }
@@ -279,10 +281,9 @@ static int sample(struct cc_compute_device *d, const struct cc_compute_view *v, 
     d->nvml_seen_us = seen;
     d->proc_query_us = now;
     d->dev_window = 0; /* the grid is anchored anew on this sample */
-    if (solo) {
-        d->split_n = nmine < 16 ? nmine : 16;
-        for (unsigned j = 0; j < d->split_n; j++) d->split_pid[j] = mine_pid[j], d->split_pm[j] = mine_pm[j];
-    }
+    /* The split the cheap path applies until the next query. */
+    d->split_n = nmine < 16 ? nmine : 16;
+    for (unsigned j = 0; j < d->split_n; j++) d->split_pid[j] = mine_pid[j], d->split_pm[j] = mine_pm[j];
     if (reg) cc_compute_publish_procs(reg, (unsigned)v->idx, mine_pid, mine_pm, nmine);
     *user_pm = user > 1000 ? 1000 : user;
     *sys_pm = sys > 1000 ? 1000 : sys;
