@@ -260,7 +260,16 @@ cc_preload_control_mode(compute.elastic.two.control_grow compute_elastic two cud
                         CC_TEST_NO_GROW)
 cc_preload_control_mode(compute.elastic.bursts.control compute_elastic "bursts;16" cudacap_seed_yield
                         CC_TEST_SEED_YIELD)
-foreach(t alone.control newcomer.control two.control two.control_grow bursts.control)
+# NVML as the H200 gives it (one sample per 200 ms naming one process): the
+# yield must not wait for NVML to name the neighbour (the device saturating
+# beside its idle context says it first). Control: arrivals only as NVML
+# names them.
+cc_add_preloaded_test(compute.elastic.bursts.h200 compute_elastic yields 26)
+set_property(TEST compute.elastic.bursts.h200 APPEND PROPERTY ENVIRONMENT
+             "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
+cc_preload_control_mode(compute.elastic.bursts.h200.control compute_elastic "yields;26" cudacap_no_sat_arrival
+                        CC_TEST_NO_SAT_ARRIVAL "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
+foreach(t alone.control newcomer.control two.control two.control_grow bursts.control bursts.h200 bursts.h200.control)
   if(TEST compute.elastic.${t})
     set_tests_properties(compute.elastic.${t} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE
                          TIMEOUT 240)
@@ -273,6 +282,10 @@ add_test(NAME compute.elastic.unit COMMAND compute_elastic_unit)
 cc_compute_control(compute_elastic_unit_noyield compute_elastic_unit.c CC_TEST_NO_YIELD
                    ${CC_CAP_SRC}/elastic.c)
 add_test(NAME compute.elastic.unit.control COMMAND compute_elastic_unit_noyield)
+cc_compute_control(compute_elastic_unit_nosat compute_elastic_unit.c CC_TEST_NO_SAT_ARRIVAL
+                   ${CC_CAP_SRC}/elastic.c)
+add_test(NAME compute.elastic.unit.sat_control COMMAND compute_elastic_unit_nosat)
+set_tests_properties(compute.elastic.unit.sat_control PROPERTIES WILL_FAIL TRUE LABELS "compute;elastic")
 set_tests_properties(compute.elastic.unit.control PROPERTIES WILL_FAIL TRUE)
 set_tests_properties(compute.elastic.unit compute.elastic.unit.control PROPERTIES
                      LABELS "compute;elastic" TIMEOUT 60)

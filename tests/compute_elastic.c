@@ -471,6 +471,62 @@ static void mode_bursts(int secs)
     CHECK(first >= 47.0 - slack(n, 1000), "neighbour %.1f %% in a first second", first);
 }
 
+/* yields: the borrower's target read every 10 ms while a hard 50 neighbour
+ * toggles every 2 s, run with NVML as the H200 gives it (one sample per
+ * 200 ms naming one pid; tests/compute.cmake). For each onset after the
+ * first (its context is made then) at which the borrower borrowed (target
+ * over 400 permille 50 ms before), the time until its target is back at the
+ * hard 300: every yield within 0.6 s (a period to end, one more if the first
+ * saw little of the work, a poll, a refill). Beside: the yields while the
+ * neighbour is off (false ones: its idle context and the borrower's own
+ * lumps), and the borrower's mean target then, printed. */
+#define YIELD_POLL_MS 10
+static void mode_yields(int secs)
+{
+    uint64_t end = 2000 + (uint64_t)secs * 1000;
+    struct cont *e = add(30, 100, 4, 0, end, 0);
+    add(50, 0, 2, 2000, end, 2000);
+    start_all();
+    static uint16_t tg[64 * 1000 / YIELD_POLL_MS];
+    unsigned nt = 0;
+    for (uint64_t t = 0; t < end && nt < sizeof tg / sizeof tg[0]; t += YIELD_POLL_MS, nt++) {
+        mp_sleep_until(t0 + t * 1000000ull);
+        uint32_t target = 0;
+        tg[nt] = elastic_of(e, &target) ? (uint16_t)target : 0;
+    }
+    finish();
+    double worst = 0, off_sum = 0;
+    int judged = 0, false_yields = 0, off_n = 0;
+    for (uint64_t on = 6000; on + 2000 < end; on += 4000) {
+        unsigned i0 = (unsigned)(on / YIELD_POLL_MS);
+        if (tg[i0 - 50 / YIELD_POLL_MS] <= 400) {
+            printf("onset at %.0f s: not borrowing before it (target %u), not judged\n", on / 1000.0,
+                   tg[i0 - 5]);
+            continue;
+        }
+        double y = -1;
+        for (unsigned i = i0; i < i0 + 2000 / YIELD_POLL_MS && i < nt; i++)
+            if (tg[i] <= 300) {
+                y = (double)(i - i0) * YIELD_POLL_MS / 1000.0;
+                break;
+            }
+        judged++;
+        printf("onset at %.0f s: yield after %.3f s\n", on / 1000.0, y);
+        if (y < 0 || y > worst) worst = y < 0 ? 2.0 : y;
+    }
+    /* Off windows [on + 2, on + 4) after the first burst: yields there are
+     * false (the first 0.3 s are the burst's tail, not counted). */
+    for (uint64_t off = 4000; off + 2000 <= end; off += 4000)
+        for (unsigned i = (unsigned)((off + 300) / YIELD_POLL_MS); i < (off + 2000) / YIELD_POLL_MS && i < nt; i++) {
+            false_yields += tg[i] <= 300 && tg[i - 1] > 400;
+            off_sum += tg[i], off_n++;
+        }
+    printf("worst yield %.3f s over %d onsets; while the neighbour was off: %d yields, mean target %.0f permille\n",
+           worst, judged, false_yields, off_n ? off_sum / off_n : 0.0);
+    CHECK(judged >= 2, "only %d onsets judged", judged);
+    CHECK(worst <= 0.6, "a yield took %.3f s", worst);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 8 && !strcmp(argv[1], "--worker"))
@@ -494,6 +550,7 @@ int main(int argc, char **argv)
             else if (!strcmp(argv[1], "newcomer")) mode_newcomer();
             else if (!strcmp(argv[1], "two")) mode_two();
             else if (!strcmp(argv[1], "bursts")) mode_bursts(argc > 2 ? atoi(argv[2]) : 20);
+            else if (!strcmp(argv[1], "yields")) mode_yields(argc > 2 ? atoi(argv[2]) : 26);
             else _exit(2);
             fflush(stdout);
             if (short_of_windows) _exit(77);

@@ -7,11 +7,73 @@
 #include "cap/compute/elastic.h"
 #include "check.h"
 
+static int foreign_ctx; /* the input's foreign flag for step() */
+
 static cc_elastic_state_t step(cc_elastic_state_t st, uint32_t hard, uint32_t soft, uint32_t user,
                                uint32_t sys, int thr, cc_elastic_output_t *o)
 {
-    cc_elastic_input_t in = {hard, soft, user, sys, 1, thr};
+    cc_elastic_input_t in = {hard, soft, user, sys, 1, thr, foreign_ctx};
     return cc_elastic_step(st, &in, o);
+}
+
+/* Beside a foreign context whose work is not seen (elastic.h): the guard,
+ * the provisional yield on a saturated sample, its judgement both ways.
+ * Control (compute.elastic.unit.sat_control): CC_TEST_NO_SAT_ARRIVAL. */
+static void guard(void)
+{
+    cc_elastic_output_t o;
+    cc_elastic_state_t st = cc_elastic_initial(300, 1000);
+    foreign_ctx = 0;
+    st = step(st, 300, 1000, 1000, 1000, 1, &o);
+    CHECK(st.up_pm == 1000, "alone, no foreign context: soft (%u)", st.up_pm);
+    st = step(st, 300, 1000, 1000, 1000, 1, &o);
+    CHECK(!o.yield && st.up_pm == 1000, "alone and saturated: no yield without a foreign context");
+    foreign_ctx = 1;
+    /* A foreign context appears while we saturate the device: a
+     * provisional yield at once, then (nobody's work) back, to the guard. */
+    st = step(st, 300, 1000, 1000, 1000, 1, &o);
+    CHECK(o.yield && st.up_pm == 300 && st.prov == CC_ELASTIC_PROV, "saturated beside a foreign context: "
+          "provisional yield (%d, %u, %u)", o.yield, st.up_pm, st.prov);
+    st = step(st, 300, 1000, 640, 640, 1, &o); /* the old target's tail */
+    CHECK(!o.yield && st.up_pm == 300 && st.prov == 1, "first judging sample: held (%u, %u)", st.up_pm, st.prov);
+    st = step(st, 300, 1000, 330, 330, 1, &o);
+    CHECK(st.up_pm == 1000 - CC_ELASTIC_GUARD_PM && !st.prov && !st.contended,
+          "own lump: restored to the guard (%u, %u, %u)", st.up_pm, st.prov, st.contended);
+    st = step(st, 300, 1000, 850, 850, 1, &o);
+    CHECK(!o.yield && st.up_pm == 850, "at the guard, our own work: no yield (%u)", st.up_pm);
+    /* The context's work arrives; NVML names us with the device's whole
+     * share (one pid per sample): saturated, yield; the old target's tail
+     * unsaturated; then us read at 80 % under a 30 % target: confirmed. */
+    st = step(st, 300, 1000, 1000, 1000, 1, &o);
+    CHECK(o.yield && st.up_pm == 300, "arrival seen as saturation: yield (%d, %u)", o.yield, st.up_pm);
+    st = step(st, 300, 1000, 900, 900, 1, &o);
+    CHECK(st.prov == 1 && st.up_pm == 300, "tail: judged on the next (%u)", st.prov);
+    st = step(st, 300, 1000, 800, 800, 1, &o);
+    CHECK(!st.prov && st.contended && st.up_pm == 300, "read above the hard share: confirmed (%u, %u, %u)",
+          st.prov, st.contended, st.up_pm);
+    /* Contended, others' work not seen since: growth stops at the guard. */
+    st.up_pm = 840;
+    st = step(st, 300, 1000, 840, 840, 1, &o);
+    CHECK(st.up_pm == 850, "growth beside a foreign context: at most the guard (%u)", st.up_pm);
+    /* Confirmed by others' work named in the first judging sample. */
+    st = step(st, 300, 1000, 1000, 1000, 1, &o);
+    CHECK(o.yield && st.prov == CC_ELASTIC_PROV, "yield again");
+    st = step(st, 300, 1000, 0, 1000, 1, &o);
+    CHECK(!st.prov && st.contended && st.up_pm == 300, "others named: confirmed (%u, %u)", st.prov, st.up_pm);
+    /* Others' work seen lately (two elastic containers): saturation is
+     * not an arrival, and the guard does not apply. */
+    st = step(st, 300, 1000, 0, 1000, 1, &o);
+    st.up_pm = 900;
+    st = step(st, 300, 1000, 900, 1000, 1, &o);
+    CHECK(!o.yield && !st.prov && st.up_pm == 600, "others' level high: no provisional yield, the "
+          "saturated halving (%u)", st.up_pm);
+    /* Forged: clamped. */
+    cc_elastic_state_t f = cc_elastic_initial(300, 1000);
+    f.prov = 200, f.restore_pm = 60000;
+    f = step(f, 300, 600, 330, 330, 1, &o);
+    CHECK(f.prov <= CC_ELASTIC_PROV && f.restore_pm >= 300 && f.restore_pm <= 600, "forged prov %u restore %u",
+          f.prov, f.restore_pm);
+    foreign_ctx = 0;
 }
 
 static void rules(void)
@@ -19,7 +81,7 @@ static void rules(void)
     cc_elastic_output_t o;
     cc_elastic_state_t st = cc_elastic_initial(300, 1000);
     CHECK(st.up_pm == 300, "starts at the hard share: %u", st.up_pm);
-    cc_elastic_input_t none = {300, 1000, 0, 0, 0, 1};
+    cc_elastic_input_t none = {300, 1000, 0, 0, 0, 1, 0};
     st = cc_elastic_step(st, &none, &o);
     CHECK(st.up_pm == 300, "no sample: hold");
     st = step(st, 300, 1000, 300, 300, 1, &o);
@@ -66,11 +128,11 @@ static void rules(void)
     st = step(st, 300, 1000, 700, 1000, 1, &o);
     CHECK(o.yield && st.up_pm == 300, "back after a second: an arrival (%d, %u)", o.yield, st.up_pm);
     /* Forged state: clamped. */
-    cc_elastic_state_t f = {5000, 7, 255, 1, 9, 200};
+    cc_elastic_state_t f = {5000, 7, 255, 1, 9, 200, 0, 0};
     f = step(f, 300, 600, 400, 900, 1, &o);
     CHECK(f.up_pm >= 300 && f.up_pm <= 600 && f.contended == 1 && f.calm <= CC_ELASTIC_ALONE &&
               f.saturated <= 2 && f.low <= CC_ELASTIC_LOW, "forged: %u %u %u", f.up_pm, f.contended, f.calm);
-    cc_elastic_state_t g = {100, 0, 0, 1, 0, 0};
+    cc_elastic_state_t g = {100, 0, 0, 1, 0, 0, 0, 0};
     g = step(g, 300, 600, 400, 900, 1, &o);
     CHECK(g.contended == 1 && g.up_pm >= 300 && g.up_pm <= 600, "seen, not contended: %u", g.contended);
 }
@@ -90,6 +152,7 @@ static void plant(int one_pid)
     uint32_t ua = 300, ub = 200;
     double sa = 0, sb = 0;
     int n = 0;
+    foreign_ctx = 1; /* each lists the other's context */
     for (int i = 0; i < 300; i++) {
         uint32_t sys = ua + ub > 1000 ? 1000 : ua + ub;
         /* With one_pid, each sample names one container, in proportion to
@@ -110,6 +173,7 @@ static void plant(int one_pid)
         if (i >= 100) sa += ua, sb += ub, n++;
         CHECK(a.up_pm >= 300 && b.up_pm >= 200, "below hard at %d: %u %u", i, a.up_pm, b.up_pm);
     }
+    foreign_ctx = 0;
     sa /= n, sb /= n;
     printf("plant%s: 30/100 %.1f, 20/100 %.1f, device %.1f permille\n", one_pid ? " (one pid per sample)" : "",
            sa, sb, sa + sb);
@@ -124,6 +188,7 @@ static void plant(int one_pid)
 int main(void)
 {
     rules();
+    guard();
     plant(0);
     plant(1);
     CHECK_EXIT();

@@ -108,7 +108,11 @@ typedef struct cc_compute_elastic {
     uint64_t counted_ns;  /* stamp of the last sample counted into borrowed_ns */
     uint8_t saturated;    /* consecutive samples of a saturated device (up to 2) */
     uint8_t low;          /* consecutive samples of demand under the hard share (up to 10) */
-    uint8_t pad[6];
+    uint8_t foreign;      /* the sampler's last process list: 1 = a process not of this container
+                           * holds a context on the device (0 also: unknown) */
+    uint8_t prov;         /* a provisional yield being judged: samples left (up to 2; elastic.h) */
+    uint16_t restore_pm;  /* the target before a provisional yield, permille */
+    uint8_t pad[2];
 } cc_compute_elastic_t;
 _Static_assert(sizeof(cc_compute_elastic_t) == 32, "elastic slot");
 _Static_assert(offsetof(cc_compute_elastic_t, soft_pm) == 2, "elastic soft_pm");
@@ -118,6 +122,9 @@ _Static_assert(offsetof(cc_compute_elastic_t, borrowed_ns) == 8, "elastic borrow
 _Static_assert(offsetof(cc_compute_elastic_t, counted_ns) == 16, "elastic counted_ns");
 _Static_assert(offsetof(cc_compute_elastic_t, saturated) == 24, "elastic saturated");
 _Static_assert(offsetof(cc_compute_elastic_t, low) == 25, "elastic low");
+_Static_assert(offsetof(cc_compute_elastic_t, foreign) == 26, "elastic foreign");
+_Static_assert(offsetof(cc_compute_elastic_t, prov) == 27, "elastic prov");
+_Static_assert(offsetof(cc_compute_elastic_t, restore_pm) == 28, "elastic restore_pm");
 
 typedef struct cc_compute_region {
     cc_region_hdr_t hdr;

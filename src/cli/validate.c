@@ -114,8 +114,8 @@ const char *snap_check_compute(const void *region, char *buf, size_t len)
         /* What src/cap/compute/elastic.c can store: seen is a level, calm and low
          * counters, the rest flags (its bounds, elastic.h). */
         if (e->contended > 1 || e->seen > CC_ELASTIC_SEEN_MAX || e->calm > CC_ELASTIC_ALONE ||
-            e->borrowing > 1 || e->saturated > 2 || e->low > CC_ELASTIC_LOW ||
-            !zero(e->pad, sizeof e->pad))
+            e->borrowing > 1 || e->saturated > 2 || e->low > CC_ELASTIC_LOW || e->foreign > 1 ||
+            e->prov > CC_ELASTIC_PROV || e->restore_pm > 1000 || !zero(e->pad, sizeof e->pad))
             BAD("device line %u: elastic state out of range", i);
         if (e->counted_ns > now + FUTURE_NS) BAD("device line %u: elastic stamp in the future", i);
     }

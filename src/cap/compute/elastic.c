@@ -7,7 +7,7 @@ cc_elastic_state_t cc_elastic_initial(uint32_t hard_pm, uint32_t soft_pm)
      * elastic container starting beside busy ones must not take their
      * shares for the first samples (alone, the first sample lifts it). */
     cc_elastic_state_t st = {.up_pm = hard_pm, .contended = 0, .calm = 0, .seen = 0, .saturated = 0,
-                             .low = 0};
+                             .low = 0, .prov = 0, .restore_pm = (uint16_t)hard_pm};
     return st;
 }
 
@@ -48,6 +48,8 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
     if (st.calm > CC_ELASTIC_ALONE) st.calm = CC_ELASTIC_ALONE;
     if (st.saturated > 2) st.saturated = 2;
     if (st.low > CC_ELASTIC_LOW) st.low = CC_ELASTIC_LOW;
+    if (st.prov > CC_ELASTIC_PROV) st.prov = CC_ELASTIC_PROV;
+    st.restore_pm = (uint16_t)clamp_u(st.restore_pm, hard, soft);
     if (!in->sample_valid || soft == hard) return st;
     uint32_t user = in->user_pm > 1000 ? 1000 : in->user_pm;
     uint32_t sys = in->sys_pm > 1000 ? 1000 : in->sys_pm;
@@ -88,7 +90,40 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
      * is borrowed again from the next samples on. */
     if (arrival) {
         st.contended = 1;
+        st.prov = 0;
         out->yield = st.up_pm > hard;
+        st.up_pm = hard;
+        return st;
+    }
+    int foreign = in->foreign == 1;
+    /* The ceiling beside a foreign context whose work is not seen. */
+    uint32_t guard = clamp_u(1000 - CC_ELASTIC_GUARD_PM, hard, soft);
+    if (st.prov) {
+        /* A provisional yield judged (elastic.h): its first sample still
+         * covers time at the old target, so only others' work or a
+         * saturated device confirm it there. */
+        int confirmed = others >= CC_ELASTIC_OTHERS_PM || idle < CC_ELASTIC_SAT_PM ||
+                        (st.prov == 1 && user > hard + CC_ELASTIC_EXCESS_PM);
+        if (confirmed) {
+            st.prov = 0;
+            st.contended = 1;
+            st.calm = 0;
+        } else if (--st.prov == 0) {
+            st.up_pm = foreign && st.restore_pm > guard ? guard : st.restore_pm;
+        }
+        return st;
+    }
+    /* Saturated beside a foreign context whose work was not seen: that
+     * work arriving, NVML not naming it yet. */
+    int sat_arrival = foreign && idle < CC_ELASTIC_SAT_PM && level < CC_ELASTIC_GONE_PM && st.up_pm > hard;
+#if defined(CC_TEST_NO_SAT_ARRIVAL) || defined(CC_TEST_NO_YIELD) /* controls: arrivals only as NVML
+                                                                 * names them; none at all */
+    sat_arrival = 0;
+#endif
+    if (sat_arrival) {
+        st.prov = CC_ELASTIC_PROV;
+        st.restore_pm = (uint16_t)st.up_pm;
+        out->yield = 1;
         st.up_pm = hard;
         return st;
     }
@@ -100,8 +135,13 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
         st.up_pm = hard;
         return st;
     }
+    /* Others' work not seen lately, a foreign context listed: the guard. */
+    int guarded = foreign && (uint32_t)st.seen * 4u < CC_ELASTIC_GONE_PM;
+#if defined(CC_TEST_NO_SAT_ARRIVAL) || defined(CC_TEST_NO_YIELD)
+    guarded = 0;
+#endif
     if (!st.contended) {
-        st.up_pm = soft;
+        st.up_pm = guarded ? guard : soft;
         return st;
     }
 #ifdef CC_TEST_NO_GROW /* negative control: beside others, the hard share only */
@@ -121,5 +161,6 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
     double step = CC_ELASTIC_GAIN * (double)hard / 1000.0 * ((double)idle - CC_ELASTIC_MARGIN_PM);
     double up = (double)st.up_pm + step;
     st.up_pm = up <= (double)hard ? hard : up >= (double)soft ? soft : (uint32_t)(up + 0.5);
+    if (guarded && st.up_pm > guard) st.up_pm = guard;
     return st;
 }

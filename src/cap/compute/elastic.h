@@ -15,6 +15,18 @@
  *   leaving CC_ELASTIC_MARGIN_PM of it, at a rate proportional to the hard
  *   share (so elastic containers split idle time in proportion to their
  *   hard shares); two saturated samples in a row halve what is borrowed;
+ * - beside a foreign context (NVML's process list names a process not of
+ *   this container) whose work is not seen (others' level under 1 %): the
+ *   target at most 1 - CC_ELASTIC_GUARD_PM, so that the context's work,
+ *   when it comes, saturates the device; a saturated sample there is taken
+ *   for that work, before NVML names it (the H200 names one process per
+ *   sample: 0.06-1.07 s): a provisional yield to the hard share, judged on
+ *   the next CC_ELASTIC_PROV samples: others' work, a saturated device, or
+ *   (on the second, which the old target no longer covers) the container
+ *   read above its hard share by more than CC_ELASTIC_EXCESS_PM (NVML
+ *   counting others' work as ours) confirm it (contended, as for a named
+ *   arrival); otherwise the old target is restored (the container's own
+ *   lump: it cost two samples at the hard share);
  * - not throttled and under the hard cap for CC_ELASTIC_LOW samples:
  *   nothing borrowed, target = hard (and the watcher then need not sample
  *   an idle container; one sample alone is often a process the machine did
@@ -32,6 +44,8 @@ typedef struct cc_elastic_state {
     uint8_t seen;      /* others' work in the recent samples: a level, 4-permille units */
     uint8_t saturated; /* consecutive samples of a saturated device, up to 2 */
     uint8_t low;       /* consecutive samples of demand under the hard share, up to LOW */
+    uint8_t prov;      /* a provisional yield: samples left to judge it, up to PROV */
+    uint16_t restore_pm; /* the target before it */
 } cc_elastic_state_t;
 
 typedef struct cc_elastic_input {
@@ -39,6 +53,7 @@ typedef struct cc_elastic_input {
     uint32_t user_pm, sys_pm;  /* the sample: the container's, the device's */
     int sample_valid;          /* 0: no fresh sample: hold */
     int throttled;             /* some consumer waited since the last refill */
+    int foreign;               /* 1: NVML lists a process of someone else on the device */
 } cc_elastic_input_t;
 
 typedef struct cc_elastic_output {
@@ -54,6 +69,9 @@ typedef struct cc_elastic_output {
 #define CC_ELASTIC_ALONE 30      /* samples without others before the soft limit again */
 #define CC_ELASTIC_BORROW_PM 10  /* above the hard cap by 1 %: borrowing (display) */
 #define CC_ELASTIC_LOW 10        /* samples of demand under the hard share: not borrowing */
+#define CC_ELASTIC_GUARD_PM 150 /* idle time left beside a foreign context whose work is not seen */
+#define CC_ELASTIC_PROV 2        /* samples that judge a provisional yield */
+#define CC_ELASTIC_EXCESS_PM 100 /* read this far above the hard share after a yield: others' work */
 #define CC_ELASTIC_SEEN_MAX 250  /* the level of others' work, 4-permille units: 1000 permille */
 
 /* The state a freshly built line starts from: alone, at the soft limit

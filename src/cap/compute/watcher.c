@@ -94,23 +94,26 @@ static void clock_saw(struct cc_nvml_clock *c, unsigned long long newest)
  * it is created, before its first kernel can run. At worst (a context
  * created between the list and the samples) one sample of someone else's
  * work is counted as ours: the cap then holds lower, never higher. The pids
- * listed go to *pids (at most 16), their count to *np. */
-static int alone(const struct cc_compute_device *d, uint32_t *pids, unsigned *np)
+ * listed go to *pids (at most 16), their count to *np; *foreign: the list
+ * names a process not of this container (or one of ours whose host pid is
+ * not known yet: the safe side for an elastic line, elastic.h). */
+static int alone(const struct cc_compute_device *d, uint32_t *pids, unsigned *np, int *foreign)
 {
-#ifdef CC_TEST_NO_DEVICE_QUERY /* negative control of compute.watcher.cheap */
-    (void)d, (void)pids, (void)np;
-    return 0;
-#else
     uint32_t all[128];
     unsigned n = 128;
-    if (d->devutil_off || cc_port()->nvml_running_pids(d->ordinal, all, &n) != 0 || n == 0 || n > 128)
-        return 0;
+    *foreign = 0;
+    if (cc_port()->nvml_running_pids(d->ordinal, all, &n) != 0 || n == 0 || n > 128) return 0;
+    int mine = 1;
     for (unsigned i = 0; i < n; i++)
-        if (!member(all[i])) return 0;
+        if (!member(all[i])) mine = 0;
+    *foreign = !mine;
+#ifdef CC_TEST_NO_DEVICE_QUERY /* negative control of compute.watcher.cheap */
+    return 0;
+#endif
+    if (!mine || d->devutil_off) return 0;
     *np = n < 16 ? n : 16;
     for (unsigned i = 0; i < *np; i++) pids[i] = all[i];
     return 1;
-#endif
 }
 
 /* The cheap path: a container alone on the device (alone()) reads NVML's
@@ -210,8 +213,13 @@ static int sample(struct cc_compute_device *d, const struct cc_compute_view *v, 
     unsigned long long poll_gap = d->nvml_poll_us && now > d->nvml_poll_us ? now - d->nvml_poll_us : 0;
     uint32_t pids[16];
     unsigned np = 0;
-    /* The process list (7 us) only when the cheap path could serve. */
-    if (d->nvml_seen_us && cheap_ready(d, now) && alone(d, pids, &np)) {
+    /* The process list (7 us) when the cheap path could serve, and for an
+     * elastic line on every poll (a foreign context, for its step). */
+    int cheap = d->nvml_seen_us && cheap_ready(d, now), foreign = 0, solo = 0;
+    if (cheap || d->soft_pm) solo = alone(d, pids, &np, &foreign);
+    if (d->soft_pm && v->el && __atomic_load_n(&v->el->foreign, __ATOMIC_RELAXED) != (uint8_t)foreign)
+        __atomic_store_n(&v->el->foreign, (uint8_t)foreign, __ATOMIC_RELAXED);
+    if (cheap && solo) {
         int k = sample_device(d, v, now, reg, pids, np, user_pm, sys_pm);
         if (k >= 0) {
             if (k) d->nvml_poll_us = now;
@@ -370,10 +378,13 @@ static uint32_t elastic(struct cc_compute_device *d, const struct cc_compute_vie
         .seen = __atomic_load_n(&el->seen, __ATOMIC_RELAXED),
         .saturated = __atomic_load_n(&el->saturated, __ATOMIC_RELAXED),
         .low = __atomic_load_n(&el->low, __ATOMIC_RELAXED),
+        .prov = __atomic_load_n(&el->prov, __ATOMIC_RELAXED),
+        .restore_pm = __atomic_load_n(&el->restore_pm, __ATOMIC_RELAXED),
     };
     cc_elastic_input_t ei = {.hard_pm = d->cap_pm, .soft_pm = d->soft_pm, .user_pm = in->user_pm,
                              .sys_pm = in->sys_pm, .sample_valid = in->sample_valid,
-                             .throttled = in->throttled};
+                             .throttled = in->throttled,
+                             .foreign = __atomic_load_n(&el->foreign, __ATOMIC_RELAXED) == 1};
     cc_elastic_output_t eo;
     es = cc_elastic_step(es, &ei, &eo);
     *yield = eo.yield;
@@ -382,6 +393,8 @@ static uint32_t elastic(struct cc_compute_device *d, const struct cc_compute_vie
     __atomic_store_n(&el->seen, es.seen, __ATOMIC_RELAXED);
     __atomic_store_n(&el->saturated, es.saturated, __ATOMIC_RELAXED);
     __atomic_store_n(&el->low, es.low, __ATOMIC_RELAXED);
+    __atomic_store_n(&el->prov, es.prov, __ATOMIC_RELAXED);
+    __atomic_store_n(&el->restore_pm, es.restore_pm, __ATOMIC_RELAXED);
     if (in->sample_valid) {
         /* Device time above the hard cap since the last sample counted
          * (saturating: the counter is in a file anyone in the container
