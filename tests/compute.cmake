@@ -269,7 +269,16 @@ set_property(TEST compute.elastic.bursts.h200 APPEND PROPERTY ENVIRONMENT
              "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
 cc_preload_control_mode(compute.elastic.bursts.h200.control compute_elastic "yields;26" cudacap_no_sat_arrival
                         CC_TEST_NO_SAT_ARRIVAL "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
-foreach(t alone.control newcomer.control two.control two.control_grow bursts.control bursts.h200 bursts.h200.control)
+# Beside an idle foreign context: the guard, and no yields on its own lumps
+# (also as the H200 samples). Control: no guard.
+cc_add_preloaded_test(compute.elastic.guard compute_elastic guard)
+cc_add_preloaded_test(compute.elastic.guard.h200 compute_elastic guard)
+set_property(TEST compute.elastic.guard.h200 APPEND PROPERTY ENVIRONMENT
+             "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
+cc_preload_control_mode(compute.elastic.guard.control compute_elastic guard cudacap_no_sat_arrival
+                        CC_TEST_NO_SAT_ARRIVAL)
+foreach(t alone.control newcomer.control two.control two.control_grow bursts.control bursts.h200 bursts.h200.control
+        guard guard.h200 guard.control)
   if(TEST compute.elastic.${t})
     set_tests_properties(compute.elastic.${t} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE
                          TIMEOUT 240)

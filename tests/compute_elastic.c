@@ -527,6 +527,35 @@ static void mode_yields(int secs)
     CHECK(worst <= 0.6, "a yield took %.3f s", worst);
 }
 
+/* guard: an elastic 30/100 container beside a foreign context with no work
+ * (a process that made its context and waits): it borrows up to the guard
+ * (85 %, elastic.h) and leaves the rest idle, so that the context's work,
+ * when it comes, saturates the device; its own lumps must not make it yield
+ * again and again. Checks: its share over 2..8 s within [78, 88] % (control
+ * CC_TEST_NO_SAT_ARRIVAL: no guard, 96-100 %), and at most one yield. */
+static void mode_guard(void)
+{
+    struct cont *e = add(30, 100, 4, 0, 8000, 0);
+    add(50, 0, 1, 8000, 8000, 1); /* toggling: its context made at T0; start = end: no work */
+    start_all();
+    int yields = 0;
+    uint32_t prev = 0;
+    for (uint64_t t = 2000; t < 8000; t += YIELD_POLL_MS) {
+        mp_sleep_until(t0 + t * 1000000ull);
+        uint32_t target = 0;
+        if (!elastic_of(e, &target)) continue;
+        yields += prev > 400 && target <= 300;
+        prev = target;
+    }
+    finish();
+    int n, of;
+    double x = share_counted(e, 2000, 8000, &n, &of);
+    check_counted("guard", n, of);
+    printf("beside an idle context: %.1f %% of the device, %d yields over 6 s\n", x, yields);
+    CHECK(x >= 78.0 && x <= 88.0, "elastic %.1f %% beside an idle context (guard 85)", x);
+    CHECK(yields <= 1, "%d yields beside an idle context", yields);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 8 && !strcmp(argv[1], "--worker"))
@@ -551,6 +580,7 @@ int main(int argc, char **argv)
             else if (!strcmp(argv[1], "two")) mode_two();
             else if (!strcmp(argv[1], "bursts")) mode_bursts(argc > 2 ? atoi(argv[2]) : 20);
             else if (!strcmp(argv[1], "yields")) mode_yields(argc > 2 ? atoi(argv[2]) : 26);
+            else if (!strcmp(argv[1], "guard")) mode_guard();
             else _exit(2);
             fflush(stdout);
             if (short_of_windows) _exit(77);

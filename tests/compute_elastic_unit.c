@@ -52,9 +52,13 @@ static void guard(void)
     CHECK(!st.prov && st.contended && st.up_pm == 300, "read above the hard share: confirmed (%u, %u, %u)",
           st.prov, st.contended, st.up_pm);
     /* Contended, others' work not seen since: growth stops at the guard. */
-    st.up_pm = 840;
-    st = step(st, 300, 1000, 840, 840, 1, &o);
+    st.up_pm = 845;
+    st = step(st, 300, 1000, 500, 500, 1, &o);
     CHECK(st.up_pm == 850, "growth beside a foreign context: at most the guard (%u)", st.up_pm);
+    st.up_pm = 640;
+    st = step(st, 300, 1000, 940, 940, 1, &o);
+    CHECK(st.up_pm == 627, "read at 94 %% beside a foreign context: the guard's idle time left (%u, want 627)",
+          st.up_pm);
     /* Confirmed by others' work named in the first judging sample. */
     st = step(st, 300, 1000, 1000, 1000, 1, &o);
     CHECK(o.yield && st.prov == CC_ELASTIC_PROV, "yield again");
@@ -67,6 +71,20 @@ static void guard(void)
     st = step(st, 300, 1000, 900, 1000, 1, &o);
     CHECK(!o.yield && !st.prov && st.up_pm == 600, "others' level high: no provisional yield, the "
           "saturated halving (%u)", st.up_pm);
+    /* A busy neighbour paused for 8 samples: its level still over 1 %
+     * (it remembers about ten), but its work named again is an arrival.
+     * (Checked by hand: with the level alone, as before, this fails.) */
+    foreign_ctx = 0;
+    st = cc_elastic_initial(300, 1000);
+    st.contended = 1, st.seen = 200, st.up_pm = 700;
+    for (int i = 0; i < CC_ELASTIC_QUIET; i++) st = step(st, 300, 1000, 700, 700, 1, &o);
+    CHECK(st.seen * 4u >= CC_ELASTIC_GONE_PM && st.calm == CC_ELASTIC_QUIET, "paused: level %u, calm %u",
+          st.seen * 4u, st.calm);
+    st.up_pm = 700;
+    st = step(st, 300, 1000, 0, 1000, 1, &o);
+    CHECK(o.yield && st.up_pm == 300, "named after %d quiet samples: an arrival (%d, %u)", CC_ELASTIC_QUIET,
+          o.yield, st.up_pm);
+    foreign_ctx = 1;
     /* Forged: clamped. */
     cc_elastic_state_t f = cc_elastic_initial(300, 1000);
     f.prov = 200, f.restore_pm = 60000;

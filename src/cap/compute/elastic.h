@@ -8,7 +8,8 @@
  * The rule, per valid sample (others = device - container, idle = 1 - device):
  * - alone (no others' work for CC_ELASTIC_ALONE samples): target = soft;
  * - others' work appears (a sample with others after samples without:
- *   their level, an average of about three samples, under 1 %):
+ *   their level, an average of about three samples, under 1 %, or
+ *   CC_ELASTIC_QUIET samples in a row without them):
  *   target = hard at once (yield: the caller trims the bucket to a hard
  *   period and resets the share);
  * - contended otherwise: the target grows into the device's idle time,
@@ -16,8 +17,9 @@
  *   share (so elastic containers split idle time in proportion to their
  *   hard shares); two saturated samples in a row halve what is borrowed;
  * - beside a foreign context (NVML's process list names a process not of
- *   this container) whose work is not seen (others' level under 1 %): the
- *   target at most 1 - CC_ELASTIC_GUARD_PM, so that the context's work,
+ *   this container) whose work is not seen lately (as for an arrival): the
+ *   target at most 1 - CC_ELASTIC_GUARD_PM, and growth leaving that much of
+ *   the device idle as NVML reads it, so that the context's work,
  *   when it comes, saturates the device; a saturated sample there is taken
  *   for that work, before NVML names it (the H200 names one process per
  *   sample: 0.06-1.07 s): a provisional yield to the hard share, judged on
@@ -70,6 +72,7 @@ typedef struct cc_elastic_output {
 #define CC_ELASTIC_BORROW_PM 10  /* above the hard cap by 1 %: borrowing (display) */
 #define CC_ELASTIC_LOW 10        /* samples of demand under the hard share: not borrowing */
 #define CC_ELASTIC_GUARD_PM 150 /* idle time left beside a foreign context whose work is not seen */
+#define CC_ELASTIC_QUIET 8        /* samples in a row without others' work: not seen lately */
 #define CC_ELASTIC_PROV 2        /* samples that judge a provisional yield */
 #define CC_ELASTIC_EXCESS_PM 100 /* read this far above the hard share after a yield: others' work */
 #define CC_ELASTIC_SEEN_MAX 250  /* the level of others' work, 4-permille units: 1000 permille */
