@@ -17,12 +17,12 @@
  *   share (so elastic containers split idle time in proportion to their
  *   hard shares); two saturated samples in a row halve what is borrowed;
  * - beside a foreign context (NVML's process list names a process not of
- *   this container) whose work is not seen lately (as for an arrival): the
- *   target at most 1 - CC_ELASTIC_GUARD_PM, and growth leaving that much of
- *   the device idle as NVML reads it, so that the context's work,
+ *   this container) whose work is not seen (others' level under 1 %): the
+ *   target at most 1 - CC_ELASTIC_GUARD_PM, so that the context's work,
  *   when it comes, saturates the device; a saturated sample there is taken
  *   for that work, before NVML names it (the H200 names one process per
- *   sample: 0.06-1.07 s): a provisional yield to the hard share, judged on
+ *   sample: 0.06-1.07 s; while others' work is not seen lately, as for an
+ *   arrival): a provisional yield to the hard share, judged on
  *   the next CC_ELASTIC_PROV samples: others' work, a saturated device, or
  *   (on the second, which the old target no longer covers) the container
  *   read above its hard share by more than CC_ELASTIC_EXCESS_PM (NVML
