@@ -260,15 +260,17 @@ cc_preload_control_mode(compute.elastic.two.control_grow compute_elastic two cud
                         CC_TEST_NO_GROW)
 cc_preload_control_mode(compute.elastic.bursts.control compute_elastic "bursts;16" cudacap_seed_yield
                         CC_TEST_SEED_YIELD)
-# NVML as the H200 gives it (one sample per 200 ms naming one process): the
-# yield must not wait for NVML to name the neighbour (the device saturating
-# beside its idle context says it first). Control: arrivals only as NVML
-# names them.
+# NVML as the H200 gives it at worst (one sample per 200 ms naming one
+# process, sticky: the borrower, named while it runs, stays named): the yield
+# must not wait for NVML to name the neighbour (the device saturating beside
+# its idle context says it first). Control: arrivals only as NVML names them
+# (with the draw of mode 1 it passed when NVML happened to name the
+# neighbour at once at every onset: 1 run in 3; sticky, it never yields).
 cc_add_preloaded_test(compute.elastic.bursts.h200 compute_elastic yields 26)
 set_property(TEST compute.elastic.bursts.h200 APPEND PROPERTY ENVIRONMENT
-             "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
+             "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=2")
 cc_preload_control_mode(compute.elastic.bursts.h200.control compute_elastic "yields;26" cudacap_no_sat_arrival
-                        CC_TEST_NO_SAT_ARRIVAL "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
+                        CC_TEST_NO_SAT_ARRIVAL "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=2")
 # Beside an idle foreign context: the guard, and no yields on its own lumps
 # (also as the H200 samples). Control: no guard.
 cc_add_preloaded_test(compute.elastic.guard compute_elastic guard)
