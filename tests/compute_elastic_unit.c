@@ -35,8 +35,10 @@ static void guard(void)
     CHECK(o.yield && st.up_pm == 300 && st.prov == CC_ELASTIC_PROV, "saturated beside a foreign context: "
           "provisional yield (%d, %u, %u)", o.yield, st.up_pm, st.prov);
     st = step(st, 300, 1000, 640, 640, 1, &o); /* the old target's tail */
-    CHECK(!o.yield && st.up_pm == 300 && st.prov == 1, "first judging sample: held (%u, %u)", st.up_pm, st.prov);
+    CHECK(!o.yield && st.up_pm == 300 && st.prov == 1 && o.hold, "first judging sample: held, the controller "
+          "too (%u, %u, %d)", st.up_pm, st.prov, o.hold);
     st = step(st, 300, 1000, 330, 330, 1, &o);
+    CHECK(!o.hold, "second judging sample: the controller reads it");
     CHECK(st.up_pm == 1000 - CC_ELASTIC_GUARD_PM && !st.prov && !st.contended,
           "own lump: restored to the guard (%u, %u, %u)", st.up_pm, st.prov, st.contended);
     st = step(st, 300, 1000, 850, 850, 1, &o);

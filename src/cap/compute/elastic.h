@@ -61,6 +61,7 @@ typedef struct cc_elastic_input {
 typedef struct cc_elastic_output {
     int yield;     /* back to the hard share now: trim the bucket, reset the share */
     int borrowing; /* the sample: above the hard cap */
+    int hold;      /* the sample straddles a yield: the controller must not read it */
 } cc_elastic_output_t;
 
 #define CC_ELASTIC_OTHERS_PM 20  /* others using 2 % of the device: their work is there */

@@ -368,7 +368,7 @@ static void cycle(struct cc_compute_device *d)
  * from and stored back to v->el, the borrowed device time counted. Returns
  * the target; *yield: back to the hard share now. */
 static uint32_t elastic(struct cc_compute_device *d, const struct cc_compute_view *v,
-                        const cc_ctrl_input_t *in, uint64_t at, int *yield)
+                        const cc_ctrl_input_t *in, uint64_t at, int *yield, int *hold)
 {
     cc_compute_elastic_t *el = v->el;
     cc_elastic_state_t es = {
@@ -388,6 +388,7 @@ static uint32_t elastic(struct cc_compute_device *d, const struct cc_compute_vie
     cc_elastic_output_t eo;
     es = cc_elastic_step(es, &ei, &eo);
     *yield = eo.yield;
+    *hold = eo.hold;
     __atomic_store_n(&el->contended, es.contended, __ATOMIC_RELAXED);
     __atomic_store_n(&el->calm, es.calm, __ATOMIC_RELAXED);
     __atomic_store_n(&el->seen, es.seen, __ATOMIC_RELAXED);
@@ -441,7 +442,7 @@ static void refill(struct cc_compute_device *d, const struct cc_compute_view *v,
     in.sample_valid = have && !cc_sample_stale(line, now, CC_PERIOD_NS) &&
                       stamp != __atomic_load_n(&line->ctrl_sample, __ATOMIC_RELAXED);
     in.throttled = __atomic_exchange_n(&line->throttled, 0, __ATOMIC_RELAXED) != 0;
-    int yield = 0;
+    int yield = 0, hold = 0;
     if (d->soft_pm) {
         /* The controller runs against the elastic target, its share moved
          * with it: reset to the hard nominal on a yield (a share wound up
@@ -449,7 +450,8 @@ static void refill(struct cc_compute_device *d, const struct cc_compute_view *v,
          * scaled, keeping the learned ratio to nominal within 0.5..2. */
         uint32_t prev = st.up_limit_pm < d->cap_pm ? d->cap_pm
                         : st.up_limit_pm > d->soft_pm ? d->soft_pm : st.up_limit_pm;
-        uint32_t target = elastic(d, v, &in, at, &yield);
+        uint32_t target = elastic(d, v, &in, at, &yield, &hold);
+        if (hold) in.sample_valid = 0; /* (elastic.h) */
         if (yield) {
             /* And the law holds this once: the sample shows the soft share
              * just left, and read against the hard one it cut the share to
@@ -467,7 +469,7 @@ static void refill(struct cc_compute_device *d, const struct cc_compute_view *v,
     }
     cc_ctrl_output_t out;
     st = cc_ctrl_step(st, &in, &out);
-    if (in.sample_valid || yield) __atomic_store_n(&line->ctrl_sample, stamp, __ATOMIC_RELAXED);
+    if (in.sample_valid || yield || hold) __atomic_store_n(&line->ctrl_sample, stamp, __ATOMIC_RELAXED);
     /* What has accrued since the last payment (by us or by waiters), at the
      * share that was in force over it; the new share applies from now on. */
     int64_t old_share = __atomic_load_n(&line->share, __ATOMIC_RELAXED);
