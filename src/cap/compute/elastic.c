@@ -96,6 +96,7 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
      * is borrowed again from the next samples on. */
     if (arrival) {
         st.contended = 1;
+        out->hold = st.prov == CC_ELASTIC_PROV; /* the first sample after a provisional yield */
         st.prov = 0;
         out->yield = st.up_pm > hard;
         st.up_pm = hard;
