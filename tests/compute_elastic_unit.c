@@ -62,6 +62,14 @@ static void guard(void)
     CHECK(o.yield && st.prov == CC_ELASTIC_PROV, "yield again");
     st = step(st, 300, 1000, 0, 1000, 1, &o);
     CHECK(!st.prov && st.contended && st.up_pm == 300, "others named: confirmed (%u, %u)", st.prov, st.up_pm);
+    /* Named at once after the provisional yield: an arrival, and its
+     * sample (the old target's tail) held from the controller, as a
+     * judging sample is (read against the hard share, it cut the share
+     * 42 -> 26 M on the simulator). Checked by hand: with the arrival's
+     * hold removed from elastic.c, this fails. */
+    CHECK(o.hold, "named arrival on the first judging sample: the controller held");
+    st = step(st, 300, 1000, 300, 1000, 1, &o);
+    CHECK(!o.hold, "the sample after it: the controller reads it");
     /* Others' work seen lately (two elastic containers): saturation is
      * not an arrival, and the guard does not apply. */
     st = step(st, 300, 1000, 0, 1000, 1, &o);
