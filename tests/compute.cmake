@@ -52,6 +52,12 @@ add_test(NAME compute.controller.noisy COMMAND compute_controller noisy)
 cc_compute_control(compute_controller_first compute_controller.c CC_TEST_FIRST_CONTROLLER
                    ${CC_CAP_SRC}/controller.c)
 add_test(NAME compute.controller.noisy.control COMMAND compute_controller_first noisy)
+# After an elastic yield: the shared gain at once. Control: the alone gain
+# until the controller's own debounce sees others.
+add_test(NAME compute.controller.contended COMMAND compute_controller contended)
+cc_compute_control(compute_controller_straddle compute_controller.c CC_TEST_STRADDLE_READ
+                   ${CC_CAP_SRC}/controller.c)
+add_test(NAME compute.controller.contended.control COMMAND compute_controller_straddle contended)
 
 cc_compute_test(compute_lock compute_lock.c)
 add_test(NAME compute.lock.exclusive COMMAND compute_lock exclusive)
@@ -62,7 +68,7 @@ add_test(NAME compute.lock.fork.control COMMAND compute_lock_noforget fork)
 set_tests_properties(compute.bucket.deductions.control compute.bucket.bypass.control
   compute.election.election.control compute.election.death.control
   compute.election.slow.control compute.controller.aimd.control compute.lock.fork.control
-  compute.controller.noisy.control PROPERTIES WILL_FAIL TRUE)
+  compute.controller.noisy.control compute.controller.contended.control PROPERTIES WILL_FAIL TRUE)
 # The two lost-update controls race plain loads and stores; a sanitizer slows
 # each access enough that, on two cores, a run may lose nothing. They prove the
 # test's power in the plain build; under a sanitizer they would only be noise.
@@ -272,15 +278,22 @@ set_property(TEST compute.elastic.bursts.h200 APPEND PROPERTY ENVIRONMENT
 cc_preload_control_mode(compute.elastic.bursts.h200.control compute_elastic "yields;26" cudacap_no_sat_arrival
                         CC_TEST_NO_SAT_ARRIVAL "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=2")
 # Beside an idle foreign context: the guard, and no yields on its own lumps
-# (also as the H200 samples). Control: no guard.
+# (also as the H200 samples, the context made at 1 s, while the borrower
+# saturates the device alone: one provisional yield then). Control: no guard.
 cc_add_preloaded_test(compute.elastic.guard compute_elastic guard)
-cc_add_preloaded_test(compute.elastic.guard.h200 compute_elastic guard)
+cc_add_preloaded_test(compute.elastic.guard.h200 compute_elastic guard late)
 set_property(TEST compute.elastic.guard.h200 APPEND PROPERTY ENVIRONMENT
              "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
 cc_preload_control_mode(compute.elastic.guard.control compute_elastic guard cudacap_no_sat_arrival
                         CC_TEST_NO_SAT_ARRIVAL)
+# Control of guard.h200: the controller reads the samples that straddle a
+# provisional yield (its restore, read against the target restored, wound
+# the share up, the device saturated and the borrower yielded every 0.75 s)
+# at the gain of the moment (the alone gain right after the yield).
+cc_preload_control_mode(compute.elastic.guard.h200.control compute_elastic "guard;late" cudacap_straddle_read
+                        CC_TEST_STRADDLE_READ "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
 foreach(t alone.control newcomer.control two.control two.control_grow bursts.control bursts.h200 bursts.h200.control
-        guard guard.h200 guard.control)
+        guard guard.h200 guard.control guard.h200.control)
   if(TEST compute.elastic.${t})
     set_tests_properties(compute.elastic.${t} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE
                          TIMEOUT 240)

@@ -38,7 +38,7 @@ static void guard(void)
     CHECK(!o.yield && st.up_pm == 300 && st.prov == 1 && o.hold, "first judging sample: held, the controller "
           "too (%u, %u, %d)", st.up_pm, st.prov, o.hold);
     st = step(st, 300, 1000, 330, 330, 1, &o);
-    CHECK(!o.hold, "second judging sample: the controller reads it");
+    CHECK(o.hold, "restored: its sample (at the hard share) held from the controller too");
     CHECK(st.up_pm == 1000 - CC_ELASTIC_GUARD_PM && !st.prov && !st.contended,
           "own lump: restored to the guard (%u, %u, %u)", st.up_pm, st.prov, st.contended);
     st = step(st, 300, 1000, 850, 850, 1, &o);
@@ -53,6 +53,7 @@ static void guard(void)
     st = step(st, 300, 1000, 800, 800, 1, &o);
     CHECK(!st.prov && st.contended && st.up_pm == 300, "read above the hard share: confirmed (%u, %u, %u)",
           st.prov, st.contended, st.up_pm);
+    CHECK(!o.hold, "confirmed on the second: the controller reads it (at the hard share)");
     /* Contended, others' work not seen since: growth stops at the guard. */
     st.up_pm = 845;
     st = step(st, 300, 1000, 500, 500, 1, &o);

@@ -3,7 +3,8 @@
 # (tests/gpu/elastic.py), each container its own state folder under one
 # ROOT, NVML and `cudacap status --json ROOT` sampled beside them. Usage:
 #   tests/gpu/issue13.sh BUILD_DIR OUT_DIR
-#   PARTS="alone newcomer two bursts neighbour guard" (the default: all)
+#   PARTS="alone newcomer two bursts neighbour guard" (the default: all;
+#   also newcomer_hard: the newcomer beside a hard 30 container)
 #   KINDS="long short": ~1.7 ms bf16 8192^2 matmuls (4 per sync), or
 #   ~10 us 1024^2 ones (64 per sync). SECS=10 (per phase), BURSTS=20 s.
 # Shares are throughput against one bare process of the same kind (100 %).
@@ -64,13 +65,16 @@ for kind in ${KINDS:-long short}; do
       echo "== $kind alone: elastic 30/100 $(share "$R" e "$(py "$T0 + 2")" "$(py "$T0 + $SECS")") %," \
            "NVML device $(nvml_avg "$R" "$(py "$T0 + 2")" "$(py "$T0 + $SECS")" 2) %;" \
            "status: $(grep ' e ' "$R/status" | tail -1 | cut -d' ' -f3-)" ;;
-    newcomer)
-      cont "$R" e 30 100 2 "$kind" "$T0" "$(py "$T0 + 6 + $SECS")" 0
+    newcomer|newcomer_hard)
+      # newcomer_hard: the same with the borrower hard-capped at 30 (no
+      # soft limit), the reference for its windows after the yield.
+      soft=100; [ $part = newcomer_hard ] && soft=0
+      cont "$R" e 30 $soft 2 "$kind" "$T0" "$(py "$T0 + 6 + $SECS")" 0
       cont "$R" n 50 0 2 "$kind" "$(py "$T0 + 6")" "$(py "$T0 + 6 + $SECS")" 0
       samplers "$R" $((WARM + 6 + SECS)) e n; finish
       first=$(for w in $(outs "$R" n); do $E first "$w"; done | sort -n | head -1)
       a=$(py "$T0 + 7"); b=$(py "$T0 + 6 + $SECS")
-      echo "== $kind newcomer: borrower alone $(share "$R" e "$(py "$T0 + 2")" "$(py "$T0 + 6")") %;" \
+      echo "== $kind $part: borrower alone $(share "$R" e "$(py "$T0 + 2")" "$(py "$T0 + 6")") %;" \
            "from 1 s after the newcomer: newcomer $(share "$R" n "$a" "$b") %, borrower $(share "$R" e "$a" "$b") %"
       echo "   yield (newcomer's first sync -> borrower's target at 30 %): $($E yield "$R/status" e "$first" 30) s;" \
            "borrower's throughput under 35 % (0.2 s windows): $($E drop "$BARE" "$first" 35 0.2 $(outs "$R" e)) s"

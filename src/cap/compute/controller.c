@@ -99,6 +99,17 @@ static void excl_step(cc_ctrl_state_t *st, const cc_ctrl_input_t *in)
     st->excl_streak = 0;
 }
 
+cc_ctrl_state_t cc_ctrl_contended(cc_ctrl_state_t st, int64_t nominal)
+{
+    st.share = nominal;
+#ifndef CC_TEST_STRADDLE_READ /* negative control: exclusivity left to excl_step */
+    st.excl_debounced = 0;
+    st.excl_streak = 0;
+    st.lost_excl_pending = 0; /* (its reset is this one) */
+#endif
+    return st;
+}
+
 cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
                              cc_ctrl_output_t *out)
 {

@@ -459,7 +459,7 @@ static void refill(struct cc_compute_device *d, const struct cc_compute_view *v,
              * learned ratio here instead, 1..2, was tried in session 8: on
              * the H200 the hard 50 neighbour then got 40 % in two bursts of
              * three and the borrower's target never reached its hard share.) */
-            st.share = d->nominal;
+            st = cc_ctrl_contended(st, d->nominal);
             in.sample_valid = 0;
         } else if (target != prev) {
             double r = (double)st.share / (double)nominal_of(d, prev);
