@@ -286,14 +286,16 @@ set_property(TEST compute.elastic.guard.h200 APPEND PROPERTY ENVIRONMENT
              "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
 cc_preload_control_mode(compute.elastic.guard.control compute_elastic guard cudacap_no_sat_arrival
                         CC_TEST_NO_SAT_ARRIVAL)
-# Control of guard.h200: the controller reads the samples that straddle a
-# provisional yield (its restore, read against the target restored, wound
-# the share up, the device saturated and the borrower yielded every 0.75 s)
-# at the gain of the moment (the alone gain right after the yield).
-cc_preload_control_mode(compute.elastic.guard.h200.control compute_elastic "guard;late" cudacap_straddle_read
-                        CC_TEST_STRADDLE_READ "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
+# guard.h200 against the library built with CC_TEST_STRADDLE_READ (the
+# samples around a provisional yield read by the controller: its restore,
+# read against the target restored, wound the share up, the device
+# saturated, and the borrower yielded again every 0.75 s) failed in 26 runs
+# of 28 (63-67 %, 7 yields): where it passed, the yield's tail sample was
+# saturated and confirmed the yield, so no restore. Not registered (a
+# control must fail every time); compute.elastic.unit.straddle_control and
+# compute.controller.contended.control are the mechanism's controls.
 foreach(t alone.control newcomer.control two.control two.control_grow bursts.control bursts.h200 bursts.h200.control
-        guard guard.h200 guard.control guard.h200.control)
+        guard guard.h200 guard.control)
   if(TEST compute.elastic.${t})
     set_tests_properties(compute.elastic.${t} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE
                          TIMEOUT 240)
@@ -309,7 +311,11 @@ add_test(NAME compute.elastic.unit.control COMMAND compute_elastic_unit_noyield)
 cc_compute_control(compute_elastic_unit_nosat compute_elastic_unit.c CC_TEST_NO_SAT_ARRIVAL
                    ${CC_CAP_SRC}/elastic.c)
 add_test(NAME compute.elastic.unit.sat_control COMMAND compute_elastic_unit_nosat)
-set_tests_properties(compute.elastic.unit.sat_control PROPERTIES WILL_FAIL TRUE LABELS "compute;elastic")
+cc_compute_control(compute_elastic_unit_straddle compute_elastic_unit.c CC_TEST_STRADDLE_READ
+                   ${CC_CAP_SRC}/elastic.c)
+add_test(NAME compute.elastic.unit.straddle_control COMMAND compute_elastic_unit_straddle)
+set_tests_properties(compute.elastic.unit.sat_control compute.elastic.unit.straddle_control PROPERTIES
+                     WILL_FAIL TRUE LABELS "compute;elastic")
 set_tests_properties(compute.elastic.unit.control PROPERTIES WILL_FAIL TRUE)
 set_tests_properties(compute.elastic.unit compute.elastic.unit.control PROPERTIES
                      LABELS "compute;elastic" TIMEOUT 60)

@@ -18,7 +18,9 @@ static cc_elastic_state_t step(cc_elastic_state_t st, uint32_t hard, uint32_t so
 
 /* Beside a foreign context whose work is not seen (elastic.h): the guard,
  * the provisional yield on a saturated sample, its judgement both ways.
- * Control (compute.elastic.unit.sat_control): CC_TEST_NO_SAT_ARRIVAL. */
+ * Control (compute.elastic.unit.sat_control): CC_TEST_NO_SAT_ARRIVAL; the
+ * restore sample held: compute.elastic.unit.straddle_control
+ * (CC_TEST_STRADDLE_READ). */
 static void guard(void)
 {
     cc_elastic_output_t o;

@@ -102,7 +102,7 @@ static void excl_step(cc_ctrl_state_t *st, const cc_ctrl_input_t *in)
 cc_ctrl_state_t cc_ctrl_contended(cc_ctrl_state_t st, int64_t nominal)
 {
     st.share = nominal;
-#ifndef CC_TEST_STRADDLE_READ /* negative control: exclusivity left to excl_step */
+#ifndef CC_TEST_STRADDLE_READ /* negative control (compute.controller.contended.control) */
     st.excl_debounced = 0;
     st.excl_streak = 0;
     st.lost_excl_pending = 0; /* (its reset is this one) */

@@ -126,7 +126,7 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
              * old target it wound the share up by a fifth, the device
              * saturated, and the borrower yielded again every 0.75 s (the
              * simulator's guard.h200: 64 % where the guard is 85). */
-#ifndef CC_TEST_STRADDLE_READ /* negative control (compute.elastic.guard.h200.control) */
+#ifndef CC_TEST_STRADDLE_READ /* negative control (compute.elastic.unit.straddle_control) */
             out->hold = 1;
 #endif
         }
