@@ -57,7 +57,9 @@ static void load(void)
     g_cfg.pid_offset = env_long("CUDACAP_SIM_PID_OFFSET", 0);
     long ps = env_long("CUDACAP_SIM_PROC_SAMPLE_MS", 0);
     g_cfg.proc_sample_us = (uint64_t)(ps < 0 ? 0 : ps) * 1000ull;
-    g_cfg.proc_sample_one = env_long("CUDACAP_SIM_PROC_SAMPLE_ONE", 0) != 0;
+    g_cfg.proc_sample_one = (int)env_long("CUDACAP_SIM_PROC_SAMPLE_ONE", 0);
+    if (g_cfg.proc_sample_one < 0 || g_cfg.proc_sample_one > 2)
+        g_cfg.proc_sample_one = 1;
     long cc = env_long("CUDACAP_SIM_CTX_CREATE_MS", 0);
     g_cfg.ctx_create_ns = (uint64_t)(cc < 0 ? 0 : cc) * 1000000ull;
 }

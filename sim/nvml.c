@@ -359,6 +359,58 @@ RUNNING_PROCS(nvmlDeviceGetComputeRunningProcesses, nvmlProcessInfo_v1_t, (void)
  * the period's end. So a poll faster than P often finds nothing while
  * kernels run, as on a real GPU. Cost: periods x ring entries scanned. */
 #define PERIODIC_MAX 1024
+struct period_row {
+    uint32_t pid;
+    uint64_t busy, ts;
+};
+
+/* The H200 with several busy processes: one sample per period, the device's
+ * busy share, under one pid: the one running at an instant drawn from the
+ * period (deterministic per period, so every caller sees the same sample).
+ * Sticky (CUDACAP_SIM_PROC_SAMPLE_ONE=2), the worst case of what the H200
+ * showed (one container named 13 samples in a row beside another busy one,
+ * docs/validation.md, session 8): the pid named in a period stays named in
+ * the next one while it is busy there; the draw picks only when it is not.
+ * Periods are decided oldest first (the last decided one is kept in the
+ * device, under the lock); rows [gfirst[g], next group) are period g's,
+ * newest first. Compacts row in place; returns the new count. */
+static unsigned one_pid_per_period(struct sim_dev *dv, struct period_row *row, unsigned n,
+                                   const unsigned *gfirst, const uint64_t *gend, unsigned ng, uint64_t P,
+                                   int sticky)
+{
+    unsigned pick[64];
+    for (unsigned g = ng; g-- > 0;) {
+        unsigned a = gfirst[g], b = g + 1 < ng ? gfirst[g + 1] : n;
+        pick[g] = a;
+        if (b <= a)
+            continue;
+        uint64_t all = 0;
+        for (unsigned j = a; j < b; j++) all += row[j].busy;
+        unsigned pk = b;
+        if (sticky && (dv->one_end == gend[g] || dv->one_end + P == gend[g]))
+            for (unsigned j = a; j < b; j++)
+                if (row[j].pid == dv->one_pid) pk = j;
+        if (pk == b) {
+            uint64_t h = gend[g] * 0x9e3779b97f4a7c15ull;
+            h ^= h >> 29;
+            uint64_t r = all ? (h * 0xbf58476d1ce4e5b9ull >> 11) % all : 0;
+            pk = a;
+            while (pk + 1 < b && r >= row[pk].busy) r -= row[pk++].busy;
+        }
+        if (gend[g] > dv->one_end)
+            dv->one_end = gend[g], dv->one_pid = row[pk].pid;
+        row[pk].busy = all;
+        pick[g] = pk;
+    }
+    unsigned m = 0;
+    for (unsigned g = 0; g < ng; g++) {
+        unsigned a = gfirst[g], b = g + 1 < ng ? gfirst[g + 1] : n;
+        if (b > a)
+            row[m++] = row[pick[g]];
+    }
+    return m;
+}
+
 static nvmlReturn_t proc_util_periodic(int d, nvmlProcessUtilizationSample_t *out, unsigned *count,
                                        unsigned long long last_seen, uint64_t P)
 {
@@ -366,16 +418,20 @@ static nvmlReturn_t proc_util_periodic(int d, nvmlProcessUtilizationSample_t *ou
     uint64_t now_ns = sim_now_ns(), now_us = sim_realtime_us();
     /* realtime µs -> monotonic ns: mono = real*1000 - off */
     int64_t off = (int64_t)(now_us * 1000ull) - (int64_t)now_ns;
-    struct { uint32_t pid; uint64_t busy, ts; } row[PERIODIC_MAX];
+    struct period_row row[PERIODIC_MAX];
     unsigned n = 0;
     struct sim_shared *s = sim_shm();
     sim_lock(s);
     struct sim_dev *dv = &s->dev[d];
     uint64_t cnt = dv->ring_head < SIM_RING ? dv->ring_head : SIM_RING;
+    unsigned gfirst[64]; /* each period's first row, newest period first */
+    uint64_t gend[64];
+    unsigned ng = 0;
     /* newest period first, so a full table keeps the newest samples */
-    for (uint64_t end = now_us / P * P; end > last_seen && end + w_us > now_us && end >= P; end -= P) {
+    for (uint64_t end = now_us / P * P; end > last_seen && end + w_us > now_us && end >= P && ng < 64; end -= P) {
         int64_t a0 = (int64_t)((end - P) * 1000ull) - off, b0 = (int64_t)(end * 1000ull) - off;
         unsigned first = n;
+        gfirst[ng] = n, gend[ng++] = end;
         for (uint64_t k = 1; k <= cnt; k++) {
             const struct sim_ival *e = &dv->ring[(dv->ring_head - k) % SIM_RING];
             if ((int64_t)e->end_ns <= a0)
@@ -397,23 +453,9 @@ static nvmlReturn_t proc_util_periodic(int d, nvmlProcessUtilizationSample_t *ou
             }
             row[j].busy += (uint64_t)(b - a);
         }
-        if (sim_config()->proc_sample_one && n > first + 1) {
-            /* The H200 with two saturating containers: one sample per period,
-             * the device's busy share, under one pid: the one running at an
-             * instant drawn from the period (deterministic per period, so
-             * every caller sees the same sample). */
-            uint64_t all = 0;
-            for (unsigned j = first; j < n; j++) all += row[j].busy;
-            uint64_t h = end * 0x9e3779b97f4a7c15ull;
-            h ^= h >> 29;
-            uint64_t r = (h * 0xbf58476d1ce4e5b9ull >> 11) % all;
-            unsigned pick = first;
-            while (pick + 1 < n && r >= row[pick].busy) r -= row[pick++].busy;
-            row[first] = row[pick];
-            row[first].busy = all;
-            n = first + 1;
-        }
     }
+    if (sim_config()->proc_sample_one)
+        n = one_pid_per_period(dv, row, n, gfirst, gend, ng, P, sim_config()->proc_sample_one == 2);
     sim_unlock(s);
     if (n == 0)
         return NVML_ERROR_NOT_FOUND;

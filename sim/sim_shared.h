@@ -11,7 +11,7 @@
 #define SIM_MAX_PROC 256
 #define SIM_RING 16384
 #define SIM_MAGIC 0x43534d31u /* "CSM1" */
-#define SIM_LAYOUT 3u
+#define SIM_LAYOUT 4u
 
 struct sim_ival {             /* one busy interval of the device timeline */
     uint64_t start_ns;        /* CLOCK_MONOTONIC */
@@ -26,6 +26,9 @@ struct sim_dev {
     uint32_t pad;
     uint64_t busy_until;      /* end of the last interval on the timeline */
     uint64_t ring_head;       /* intervals ever appended (ring index = head % SIM_RING) */
+    uint64_t one_end;         /* CUDACAP_SIM_PROC_SAMPLE_ONE: the newest period whose one pid is decided */
+    uint32_t one_pid;         /* ... and that pid (sticky mode: stays named while busy) */
+    uint32_t one_pad;
     struct sim_ival ring[SIM_RING];
 };
 
@@ -60,7 +63,7 @@ struct sim_config {
     uint64_t util_window_ns;
     int64_t pid_offset;
     uint64_t proc_sample_us;  /* CUDACAP_SIM_PROC_SAMPLE_MS; 0: samples cover [lastSeen, now] */
-    int proc_sample_one;      /* CUDACAP_SIM_PROC_SAMPLE_ONE: one pid per periodic sample */
+    int proc_sample_one;      /* CUDACAP_SIM_PROC_SAMPLE_ONE: one pid per periodic sample (2: sticky) */
     uint64_t ctx_create_ns;   /* CUDACAP_SIM_CTX_CREATE_MS: primary context creation time */
 };
 

@@ -241,9 +241,20 @@ static int fill_count(const char *dir, const char *state)
     return r.rc == 0 && r.errs == 0 ? r.filled : -1;
 }
 
+/* A failed case says what, and shows its workers' last stderr lines: the
+ * case folders are in the build tree, which a CI log does not carry. */
 static void fail(const char *cname, const char *what, const char *dir)
 {
     printf("FAIL %s: %s (logs: %s)\n", cname, what, dir);
+    for (int id = 0; id < 2; id++) {
+        char path[1100], line[512], last[8][512];
+        int n = 0;
+        snprintf(path, sizeof path, "%s/w%d.err", dir, id);
+        FILE *f = fopen(path, "r");
+        while (f && fgets(line, sizeof line, f)) snprintf(last[n++ % 8], sizeof last[0], "%s", line);
+        if (f) fclose(f);
+        for (int k = n > 8 ? n - 8 : 0; k < n; k++) printf("  w%d.err: %s", id, last[k % 8]);
+    }
     g_failed++;
 }
 
@@ -334,6 +345,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: fault_loop BASE_DIR [--long] [--only POINT] (FAULTS_PRELOAD set)\n");
         return 2;
     }
+    /* Line by line: a harness that dies (a signal, ctest's timeout) must not
+     * take its FAIL lines with it in a pipe's buffer (session 7: one failed
+     * run under load whose message was lost). */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     int lng = 0;
     const char *only = NULL;
     for (int i = 2; i < argc; i++) {

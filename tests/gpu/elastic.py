@@ -17,6 +17,8 @@ Analysis:
   elastic.py rate OUT FROM TO                kernels per second in [FROM, TO)
   elastic.py yield STATUS NAME FROM HARD     first time after FROM at which
       NAME's target is at most HARD + 0.5: seconds after FROM
+  elastic.py drops STATUS NAME FROM TO HARD  yields in [FROM, TO): how many,
+      at which seconds after FROM
   elastic.py first OUT                       wall time of the first sync
   elastic.py windows BARE FROM TO WIN OUT...  min and max over windows of WIN
       s in [FROM, TO) of the share (percent of BARE kernels/s) of OUT...
@@ -122,6 +124,20 @@ def yield_time(path, name, t_from, hard):
     return None
 
 
+def drops(path, name, t_from, t_to, hard):
+    """Times in [t_from, t_to) at which the target fell from above hard + 10
+    to hard (a yield, provisional or not)."""
+    out, prev = [], None
+    for l in lines(path):
+        if l[1] != name or l[3] == "None":
+            continue
+        t, x = float(l[0]), float(l[3])
+        if t_from <= t < t_to and prev is not None and prev > hard + 10 and x <= hard + 0.5:
+            out.append(t)
+        prev = x
+    return out
+
+
 def share(outs, bare, t0, t1):
     return sum(rate(o, t0, t1) for o in outs) / bare * 100.0
 
@@ -153,6 +169,9 @@ if __name__ == "__main__":
     elif m == "yield":
         y = yield_time(a[0], a[1], float(a[2]), float(a[3]))
         print("never" if y is None else f"{y:.3f}")
+    elif m == "drops":
+        d = drops(a[0], a[1], float(a[2]), float(a[3]), float(a[4]))
+        print(f"{len(d)}" + (" at " + " ".join(f"{t - float(a[2]):.2f}" for t in d) if d else ""))
     elif m == "first":
         l = lines(a[0])
         print(l[0][0] if l else "none")

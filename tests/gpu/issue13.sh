@@ -3,7 +3,7 @@
 # (tests/gpu/elastic.py), each container its own state folder under one
 # ROOT, NVML and `cudacap status --json ROOT` sampled beside them. Usage:
 #   tests/gpu/issue13.sh BUILD_DIR OUT_DIR
-#   PARTS="alone newcomer two bursts neighbour" (the default: all)
+#   PARTS="alone newcomer two bursts neighbour guard" (the default: all)
 #   KINDS="long short": ~1.7 ms bf16 8192^2 matmuls (4 per sync), or
 #   ~10 us 1024^2 ones (64 per sync). SECS=10 (per phase), BURSTS=20 s.
 # Shares are throughput against one bare process of the same kind (100 %).
@@ -55,7 +55,7 @@ for kind in ${KINDS:-long short}; do
   cont "$R" bare 0 0 1 "$kind" "$T0" "$(py "$T0 + 8")" 0; finish
   BARE=$($E rate "$R/bare.w1" "$(py "$T0 + 1")" "$(py "$T0 + 8")")
   echo "== $kind: bare $BARE kernels/s (100 %)"
-  for part in ${PARTS:-alone newcomer two bursts neighbour}; do
+  for part in ${PARTS:-alone newcomer two bursts neighbour guard}; do
     R=$(mktemp -d "$O/$kind.$part.XXXX"); T0=$(py "$(date +%s.%N) + $WARM")
     case $part in
     alone)
@@ -91,8 +91,19 @@ for kind in ${KINDS:-long short}; do
       for k in $(seq 0 4 $((BURSTS - 2))); do
         a=$(py "$T0 + 2 + $k"); b=$(py "$T0 + 4 + $k")
         echo "== $kind bursts: neighbour (hard 50) on at $((k + 2)) s: $(share "$R" n "$a" "$b") %," \
-             "elastic $(share "$R" e "$a" "$b") %; yield $($E yield "$R/status" e "$a" 30) s"
+             "elastic $(share "$R" e "$a" "$b") %; yield $($E yield "$R/status" e "$a" 30) s;" \
+             "yields while it was off after: $($E drops "$R/status" e "$(py "$b + 0.3")" "$(py "$b + 2")" 30)"
       done ;;
+    guard)
+      # Beside an idle foreign context (a process that made its context
+      # and waits): what the elastic container gets, and its yields (each a
+      # provisional one on its own saturated sample, elastic.h).
+      cont "$R" e 30 100 2 "$kind" "$T0" "$(py "$T0 + $SECS")" 0
+      cont "$R" n 50 0 1 "$kind" "$(py "$T0 + $SECS")" "$(py "$T0 + $SECS")" 0
+      samplers "$R" $((WARM + SECS)) e n; finish
+      echo "== $kind guard: elastic 30/100 beside an idle context $(share "$R" e "$(py "$T0 + 2")" "$(py "$T0 + $SECS")") %," \
+           "NVML device $(nvml_avg "$R" "$(py "$T0 + 2")" "$(py "$T0 + $SECS")" 2) %;" \
+           "yields from 2 s: $($E drops "$R/status" e "$(py "$T0 + 2")" "$(py "$T0 + $SECS")" 30)" ;;
     neighbour)
       # A hard 50 neighbour alone, beside a hard 30 container, beside an
       # elastic 30/100 one: its throughput (the last two must agree).

@@ -1,0 +1,85 @@
+/* CUDACAP_SIM_PROC_SAMPLE_ONE: one sample per period naming one pid. Two
+ * children run back to back for 3 s, the first from the start, the second
+ * from 0.6 s (each 4 ms kernels on half the SMs every 10 ms, so both are
+ * busy in every period); the parent polls every 100 ms from 1 s on. Mode 1: each
+ * period names one pid with the device's whole busy share, and both pids
+ * are named over the run (in proportion to their time). Mode 2 (sticky):
+ * the pid named first, the first child, busy in every period, stays named:
+ * the second child is never named. */
+#include "simtest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cudacap/nvml.h"
+
+#define PERIOD_MS 100
+#define RUN_MS 3000.0
+
+struct arg {
+    double t0, from;
+};
+
+static int duty(void *p)
+{
+    const struct arg *a = p;
+    st_ctx();
+    CUfunction f = st_func("spin_4000us");
+    CUstream s;
+    CU(cuStreamCreate(&s, 0));
+    for (int i = 0; a->from + i * 10.0 < RUN_MS; i++) {
+        st_sleep_until_ms(a->t0 + a->from + i * 10.0);
+        CU(cuLaunchKernel(f, 66, 1, 1, 1, 1, 1, 0, s, NULL, NULL)); /* half the SMs: both run at once */
+    }
+    st_sleep_until_ms(a->t0 + RUN_MS + 100);
+    return 0;
+}
+
+/* In a child of its own: the simulated NVML reads its configuration once
+ * per process. */
+static int run(void *arg)
+{
+    int mode = *(int *)arg;
+    char m[8];
+    snprintf(m, sizeof m, "%d", mode);
+    setenv("CUDACAP_SIM_PROC_SAMPLE_ONE", m, 1);
+    setenv("CUDACAP_SIM_PROC_SAMPLE_MS", "100", 1);
+    CHECK(nvmlInit_v2() == NVML_SUCCESS);
+    nvmlDevice_t h;
+    CHECK(nvmlDeviceGetHandleByIndex_v2(0, &h) == NVML_SUCCESS);
+    double t0 = st_ms() + 50;
+    struct arg a1 = {t0, 0}, a2 = {t0, 600};
+    int p1 = st_fork(duty, &a1), p2 = st_fork(duty, &a2);
+    unsigned long long seen = 0;
+    int named1 = 0, named2 = 0, samples = 0;
+    for (double t = t0 + 1000; t < t0 + RUN_MS; t += 100) {
+        st_sleep_until_ms(t);
+        nvmlProcessUtilizationSample_t s[16];
+        unsigned n = 16;
+        nvmlReturn_t r = nvmlDeviceGetProcessUtilization(h, s, &n, seen);
+        if (r == NVML_ERROR_NOT_FOUND) continue;
+        CHECK(r == NVML_SUCCESS);
+        for (unsigned i = 0; i < n; i++) {
+            for (unsigned j = 0; j < i; j++) CHECK(s[j].timeStamp != s[i].timeStamp); /* one per period */
+            named1 += s[i].pid == (unsigned)p1;
+            named2 += s[i].pid == (unsigned)p2;
+            samples++;
+            if (s[i].timeStamp > seen) seen = s[i].timeStamp;
+        }
+    }
+    CHECK(st_wait(p1) == 0 && st_wait(p2) == 0);
+    printf("mode %d: %d samples, first child named %d, second %d\n", mode, samples, named1, named2);
+    CHECK(samples >= 15 && named1 + named2 == samples);
+    if (mode == 1) CHECK(named1 >= 3 && named2 >= 3);
+    else CHECK(named2 == 0);
+    nvmlShutdown();
+    return 0;
+}
+
+int main(void)
+{
+    st_setup();
+    for (int mode = 1; mode <= 2; mode++) CHECK(st_wait(st_fork(run, &mode)) == 0);
+    return 0;
+}
