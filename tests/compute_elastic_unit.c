@@ -114,10 +114,20 @@ static void rules(void)
     st = step(st, 300, 1000, 300, 300, 1, &o);
     CHECK(st.up_pm == 1000 && !st.contended, "alone and throttled: soft (%u)", st.up_pm);
     st = step(st, 300, 1000, 950, 950, 1, &o);
-    CHECK(o.borrowing && st.up_pm == 1000, "borrowing at soft");
+    CHECK(o.borrowing && st.up_pm == 1000 && o.borrowed_pm == 650, "borrowing at soft (%u)", o.borrowed_pm);
     /* Others' work appears: the hard share at once. */
     st = step(st, 300, 1000, 900, 950, 1, &o);
     CHECK(o.yield && st.up_pm == 300 && st.contended, "arrival: yield (%u, %d)", st.up_pm, o.yield);
+    /* NVML naming only us, with the device's whole share, while our target
+     * is the hard share (one pid per sample): nothing borrowed. */
+    {
+        cc_elastic_output_t b;
+        cc_elastic_state_t c = st;
+        c.contended = 1, c.seen = 200; /* others' work seen lately: no arrival */
+        c = step(c, 300, 1000, 990, 990, 1, &b);
+        CHECK(!b.borrowing && b.borrowed_pm == 0, "at the hard target, read at 99 %%: borrowed %u",
+              b.borrowed_pm);
+    }
     /* Beside others: grow into idle time, 0.5 x hard x (idle - 5 %). */
     st = step(st, 300, 1000, 300, 800, 1, &o);
     CHECK(!o.yield && st.up_pm == 323, "growth %u (want 323)", st.up_pm);

@@ -39,6 +39,7 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
 {
     out->yield = 0;
     out->borrowing = 0;
+    out->borrowed_pm = 0;
     out->hold = 0;
     uint32_t hard = in->hard_pm > 1000 ? 1000 : in->hard_pm;
     uint32_t soft = clamp_u(in->soft_pm, hard, 1000);
@@ -56,7 +57,12 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
     uint32_t sys = in->sys_pm > 1000 ? 1000 : in->sys_pm;
     if (sys < user) sys = user;
     uint32_t others = sys - user, idle = 1000 - sys;
-    out->borrowing = user > hard + CC_ELASTIC_BORROW_PM;
+    /* What was borrowed over the sample: under the target then in force
+     * (read above it, the H200's one-pid naming counted seconds borrowed
+     * by a borrower held at its hard share). */
+    uint32_t used = user < st.up_pm ? user : st.up_pm;
+    out->borrowed_pm = used > hard ? used - hard : 0;
+    out->borrowing = out->borrowed_pm > CC_ELASTIC_BORROW_PM;
 #ifdef CC_TEST_NO_YIELD /* negative control: others' work is never seen */
     others = 0;
 #endif

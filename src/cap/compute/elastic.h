@@ -60,7 +60,10 @@ typedef struct cc_elastic_input {
 
 typedef struct cc_elastic_output {
     int yield;     /* back to the hard share now: trim the bucket, reset the share */
-    int borrowing; /* the sample: above the hard cap */
+    int borrowing; /* the sample: above the hard cap, under a target above it */
+    uint32_t borrowed_pm; /* of the device over the sample, above the hard cap: at most the
+                           * target then in force (NVML naming one process per sample reads a
+                           * container at the hard share as the whole device) */
     int hold;      /* the sample straddles a yield: the controller must not read it */
 } cc_elastic_output_t;
 

@@ -402,9 +402,8 @@ static uint32_t elastic(struct cc_compute_device *d, const struct cc_compute_vie
          * can write). */
         __atomic_store_n(&el->borrowing, (uint8_t)eo.borrowing, __ATOMIC_RELAXED);
         uint64_t last = __atomic_load_n(&el->counted_ns, __ATOMIC_RELAXED);
-        uint32_t u = in->user_pm > 1000 ? 1000 : in->user_pm;
-        if (last && at > last && at - last <= 10 * CC_PERIOD_NS && u > d->cap_pm) {
-            uint64_t add = (at - last) / 1000 * (u - d->cap_pm);
+        if (last && at > last && at - last <= 10 * CC_PERIOD_NS && eo.borrowed_pm) {
+            uint64_t add = (at - last) / 1000 * eo.borrowed_pm;
             uint64_t b = __atomic_load_n(&el->borrowed_ns, __ATOMIC_RELAXED);
             __atomic_store_n(&el->borrowed_ns, b > UINT64_MAX - add ? UINT64_MAX : b + add,
                              __ATOMIC_RELAXED);
