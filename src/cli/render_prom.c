@@ -180,7 +180,7 @@ static const struct {
     {"cudacap_sm_limit_ratio", "gauge", "SM utilization cap of the container, 0..1 (absent: no cap); the guaranteed share of an elastic one."},
     {"cudacap_sm_soft_limit_ratio", "gauge", "Elastic container: the share of idle device time it may borrow up to, 0..1 (absent: not elastic)."},
     {"cudacap_sm_target_ratio", "gauge", "Elastic container: the SM utilization it is held to now (hard cap .. soft limit), 0..1."},
-    {"cudacap_sm_borrowing", "gauge", "Elastic container: 1 when its last sample was above its hard cap."},
+    {"cudacap_sm_borrowing", "gauge", "Elastic container: 1 when its last sample used more than its hard cap, under a target above it."},
     {"cudacap_sm_borrowed_seconds_total", "counter", "Elastic container: device time used above its hard cap, seconds."},
     {"cudacap_sample_age_seconds", "gauge", "Age of the container's last published utilization sample, seconds (a stalled sampler shows here)."},
     {"cudacap_device_processes", "gauge", "Live processes of the container on the device."},
