@@ -36,11 +36,13 @@ static void guard(void)
     st = step(st, 300, 1000, 1000, 1000, 1, &o);
     CHECK(o.yield && st.up_pm == 300 && st.prov == CC_ELASTIC_PROV, "saturated beside a foreign context: "
           "provisional yield (%d, %u, %u)", o.yield, st.up_pm, st.prov);
+    CHECK(!o.contended, "a provisional yield: the controller's exclusivity left as it is");
     st = step(st, 300, 1000, 640, 640, 1, &o); /* the old target's tail */
     CHECK(!o.yield && st.up_pm == 300 && st.prov == 1 && o.hold, "first judging sample: held, the controller "
           "too (%u, %u, %d)", st.up_pm, st.prov, o.hold);
     st = step(st, 300, 1000, 330, 330, 1, &o);
     CHECK(o.hold, "restored: its sample (at the hard share) held from the controller too");
+    CHECK(!o.contended, "restored: not contended");
     CHECK(st.up_pm == 1000 - CC_ELASTIC_GUARD_PM && !st.prov && !st.contended,
           "own lump: restored to the guard (%u, %u, %u)", st.up_pm, st.prov, st.contended);
     st = step(st, 300, 1000, 850, 850, 1, &o);
@@ -56,6 +58,7 @@ static void guard(void)
     CHECK(!st.prov && st.contended && st.up_pm == 300, "read above the hard share: confirmed (%u, %u, %u)",
           st.prov, st.contended, st.up_pm);
     CHECK(!o.hold, "confirmed on the second: the controller reads it (at the hard share)");
+    CHECK(o.contended, "confirmed: the controller at its shared gain");
     /* Contended, others' work not seen since: growth stops at the guard. */
     st.up_pm = 845;
     st = step(st, 300, 1000, 500, 500, 1, &o);
@@ -71,6 +74,7 @@ static void guard(void)
      * 42 -> 26 M on the simulator). Checked by hand: with the arrival's
      * hold removed from elastic.c, this fails. */
     CHECK(o.hold, "named arrival on the first judging sample: the controller held");
+    CHECK(o.contended, "named arrival: the controller at its shared gain");
     st = step(st, 300, 1000, 300, 1000, 1, &o);
     CHECK(!o.hold, "the sample after it: the controller reads it");
     /* Others' work seen lately (two elastic containers): saturation is
@@ -118,6 +122,7 @@ static void rules(void)
     /* Others' work appears: the hard share at once. */
     st = step(st, 300, 1000, 900, 950, 1, &o);
     CHECK(o.yield && st.up_pm == 300 && st.contended, "arrival: yield (%u, %d)", st.up_pm, o.yield);
+    CHECK(o.contended, "arrival: contended for the controller too");
     /* NVML naming only us, with the device's whole share, while our target
      * is the hard share (one pid per sample): nothing borrowed. */
     {

@@ -99,13 +99,12 @@ static void excl_step(cc_ctrl_state_t *st, const cc_ctrl_input_t *in)
     st->excl_streak = 0;
 }
 
-cc_ctrl_state_t cc_ctrl_contended(cc_ctrl_state_t st, int64_t nominal)
+cc_ctrl_state_t cc_ctrl_shared(cc_ctrl_state_t st)
 {
-    st.share = nominal;
 #ifndef CC_TEST_STRADDLE_READ /* negative control (compute.controller.contended.control) */
     st.excl_debounced = 0;
     st.excl_streak = 0;
-    st.lost_excl_pending = 0; /* (its reset is this one) */
+    st.lost_excl_pending = 0; /* (its reset of the share: the yield's is enough) */
 #endif
     return st;
 }

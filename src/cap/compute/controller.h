@@ -54,13 +54,16 @@ typedef struct cc_ctrl_output {
 /* The state a freshly claimed device starts from. */
 cc_ctrl_state_t cc_ctrl_initial(uint32_t cap_pm, int64_t nominal);
 
-/* Others' work is known to be on the device (an elastic yield, elastic.h):
- * restart from the model's estimate, at the shared gain at once. Left to
- * excl_step, "alone" took two samples that show others; on the H200, whose
- * samples name one process, a borrower named alone with the device's whole
- * share right after its yield was cut at the alone gain (0.3 x 69/30 of a
- * nominal a sample): 8 % of the device for 0.5 s under a hard 30. */
-cc_ctrl_state_t cc_ctrl_contended(cc_ctrl_state_t st, int64_t nominal);
+/* Others' work is known to be on the device (an elastic arrival, named or
+ * a provisional yield confirmed: elastic.h): the shared gain from now on.
+ * Left to excl_step, "alone" lasted until two samples showed others, and
+ * the H200, naming the borrower alone with the device's whole share right
+ * after its yield, had it cut at the alone gain (0.3 x 69/30 of a nominal
+ * a sample): 9.5 % of bare throughput for 0.5 s under a hard 30. Not on a
+ * provisional yield: beside an idle context it then never left the shared
+ * gain, corrected its share after each restore ten times slower, saturated
+ * the device and yielded again every 1.6 s (the H200, session 9). */
+cc_ctrl_state_t cc_ctrl_shared(cc_ctrl_state_t st);
 
 /* One control cycle. Pure: no globals, no clock, no I/O. */
 cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,

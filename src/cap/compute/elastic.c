@@ -41,6 +41,7 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
     out->borrowing = 0;
     out->borrowed_pm = 0;
     out->hold = 0;
+    out->contended = 0;
     uint32_t hard = in->hard_pm > 1000 ? 1000 : in->hard_pm;
     uint32_t soft = clamp_u(in->soft_pm, hard, 1000);
     /* From the shared line: clamp to what this function returns. */
@@ -103,6 +104,7 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
     if (arrival) {
         st.contended = 1;
         out->hold = st.prov == CC_ELASTIC_PROV; /* the first sample after a provisional yield */
+        out->contended = 1;
         st.prov = 0;
         out->yield = st.up_pm > hard;
         st.up_pm = hard;
@@ -123,6 +125,7 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
          * after a false alarm. */
         out->hold = st.prov == CC_ELASTIC_PROV;
         if (confirmed) {
+            out->contended = 1;
             st.prov = 0;
             st.contended = 1;
             st.calm = 0;

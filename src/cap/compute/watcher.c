@@ -368,7 +368,7 @@ static void cycle(struct cc_compute_device *d)
  * from and stored back to v->el, the borrowed device time counted. Returns
  * the target; *yield: back to the hard share now. */
 static uint32_t elastic(struct cc_compute_device *d, const struct cc_compute_view *v,
-                        const cc_ctrl_input_t *in, uint64_t at, int *yield, int *hold)
+                        const cc_ctrl_input_t *in, uint64_t at, int *yield, int *hold, int *contended)
 {
     cc_compute_elastic_t *el = v->el;
     cc_elastic_state_t es = {
@@ -389,6 +389,7 @@ static uint32_t elastic(struct cc_compute_device *d, const struct cc_compute_vie
     es = cc_elastic_step(es, &ei, &eo);
     *yield = eo.yield;
     *hold = eo.hold;
+    *contended = eo.contended;
     __atomic_store_n(&el->contended, es.contended, __ATOMIC_RELAXED);
     __atomic_store_n(&el->calm, es.calm, __ATOMIC_RELAXED);
     __atomic_store_n(&el->seen, es.seen, __ATOMIC_RELAXED);
@@ -441,7 +442,7 @@ static void refill(struct cc_compute_device *d, const struct cc_compute_view *v,
     in.sample_valid = have && !cc_sample_stale(line, now, CC_PERIOD_NS) &&
                       stamp != __atomic_load_n(&line->ctrl_sample, __ATOMIC_RELAXED);
     in.throttled = __atomic_exchange_n(&line->throttled, 0, __ATOMIC_RELAXED) != 0;
-    int yield = 0, hold = 0;
+    int yield = 0, hold = 0, contended = 0;
     if (d->soft_pm) {
         /* The controller runs against the elastic target, its share moved
          * with it: reset to the hard nominal on a yield (a share wound up
@@ -449,8 +450,9 @@ static void refill(struct cc_compute_device *d, const struct cc_compute_view *v,
          * scaled, keeping the learned ratio to nominal within 0.5..2. */
         uint32_t prev = st.up_limit_pm < d->cap_pm ? d->cap_pm
                         : st.up_limit_pm > d->soft_pm ? d->soft_pm : st.up_limit_pm;
-        uint32_t target = elastic(d, v, &in, at, &yield, &hold);
+        uint32_t target = elastic(d, v, &in, at, &yield, &hold, &contended);
         if (hold) in.sample_valid = 0; /* (elastic.h) */
+        if (contended) st = cc_ctrl_shared(st);
         if (yield) {
             /* And the law holds this once: the sample shows the soft share
              * just left, and read against the hard one it cut the share to
@@ -458,7 +460,7 @@ static void refill(struct cc_compute_device *d, const struct cc_compute_view *v,
              * learned ratio here instead, 1..2, was tried in session 8: on
              * the H200 the hard 50 neighbour then got 40 % in two bursts of
              * three and the borrower's target never reached its hard share.) */
-            st = cc_ctrl_contended(st, d->nominal);
+            st.share = d->nominal;
             in.sample_valid = 0;
         } else if (target != prev) {
             double r = (double)st.share / (double)nominal_of(d, prev);
