@@ -234,7 +234,7 @@ static void noisy(void)
     }
 }
 
-/* An elastic arrival (cc_ctrl_shared): others' work is known to be on the
+/* Others' work seen by an elastic line (cc_ctrl_shared): it is on the
  * device, so the samples that follow are read at the shared gain even when
  * NVML names only us with the device's whole share (the H200's sticky
  * one-pid naming, 13 samples in a row seen). Control

@@ -36,7 +36,7 @@ static void guard(void)
     st = step(st, 300, 1000, 1000, 1000, 1, &o);
     CHECK(o.yield && st.up_pm == 300 && st.prov == CC_ELASTIC_PROV, "saturated beside a foreign context: "
           "provisional yield (%d, %u, %u)", o.yield, st.up_pm, st.prov);
-    CHECK(!o.contended, "a provisional yield: the controller's exclusivity left as it is");
+    CHECK(!o.contended, "a provisional yield: the controller's gain kept");
     st = step(st, 300, 1000, 640, 640, 1, &o); /* the old target's tail */
     CHECK(!o.yield && st.up_pm == 300 && st.prov == 1 && o.hold, "first judging sample: held, the controller "
           "too (%u, %u, %d)", st.up_pm, st.prov, o.hold);
@@ -58,7 +58,7 @@ static void guard(void)
     CHECK(!st.prov && st.contended && st.up_pm == 300, "read above the hard share: confirmed (%u, %u, %u)",
           st.prov, st.contended, st.up_pm);
     CHECK(!o.hold, "confirmed on the second: the controller reads it (at the hard share)");
-    CHECK(o.contended, "confirmed: the controller at its shared gain");
+    CHECK(!o.contended, "confirmed by our reading alone: no others' work named, the controller's gain kept");
     /* Contended, others' work not seen since: growth stops at the guard. */
     st.up_pm = 845;
     st = step(st, 300, 1000, 500, 500, 1, &o);
@@ -74,7 +74,7 @@ static void guard(void)
      * 42 -> 26 M on the simulator). Checked by hand: with the arrival's
      * hold removed from elastic.c, this fails. */
     CHECK(o.hold, "named arrival on the first judging sample: the controller held");
-    CHECK(o.contended, "named arrival: the controller at its shared gain");
+    CHECK(o.contended, "others named: the controller at its shared gain");
     st = step(st, 300, 1000, 300, 1000, 1, &o);
     CHECK(!o.hold, "the sample after it: the controller reads it");
     /* Others' work seen lately (two elastic containers): saturation is

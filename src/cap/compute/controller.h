@@ -54,15 +54,16 @@ typedef struct cc_ctrl_output {
 /* The state a freshly claimed device starts from. */
 cc_ctrl_state_t cc_ctrl_initial(uint32_t cap_pm, int64_t nominal);
 
-/* Others' work is known to be on the device (an elastic arrival, named or
- * a provisional yield confirmed: elastic.h): the shared gain from now on.
- * Left to excl_step, "alone" lasted until two samples showed others, and
- * the H200, naming the borrower alone with the device's whole share right
- * after its yield, had it cut at the alone gain (0.3 x 69/30 of a nominal
- * a sample): 9.5 % of bare throughput for 0.5 s under a hard 30. Not on a
- * provisional yield: beside an idle context it then never left the shared
- * gain, corrected its share after each restore ten times slower, saturated
- * the device and yielded again every 1.6 s (the H200, session 9). */
+/* Others' work seen on the device (an elastic line's sample names it:
+ * elastic.h): the shared gain from now on. Left to excl_step, "alone"
+ * lasted until two samples in a row showed others, and the H200, naming
+ * one process per sample, named the borrower alone with the device's whole
+ * share between the newcomer's samples: cut at the alone gain (0.3 x 69/30
+ * of a nominal a sample), 9.5 % of bare throughput for 0.5 s under a hard
+ * 30. Not on a yield itself (a provisional one may be the container's own
+ * lump: beside an idle context the H200's borrower then stayed at the
+ * shared gain, corrected its share ten times slower, saturated the device
+ * and yielded every 0.8-1.6 s, session 9). */
 cc_ctrl_state_t cc_ctrl_shared(cc_ctrl_state_t st);
 
 /* One control cycle. Pure: no globals, no clock, no I/O. */

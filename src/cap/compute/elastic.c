@@ -88,6 +88,12 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
     uint32_t next = (2u * level + others) / 3u;
     st.seen = (uint8_t)(next / 4u > CC_ELASTIC_SEEN_MAX ? CC_ELASTIC_SEEN_MAX : next / 4u);
     int present = others >= CC_ELASTIC_GONE_PM;
+    /* Others' work named in this sample: the controller at its shared gain
+     * from now on (controller.h, cc_ctrl_shared). Not on a saturated sample
+     * alone: beside an idle context, the borrower's own lumps then left it
+     * at the shared gain, its share corrected ten times slower, the device
+     * saturated and it yielded every 0.8 s (the H200, session 9). */
+    out->contended = present;
     /* Saturated: no idle time in two samples in a row (one alone is often
      * the lumps of the supply, bucket.c, not a neighbour waiting). */
     st.saturated = idle < CC_ELASTIC_SAT_PM ? (uint8_t)(st.saturated >= 1 ? 2 : 1) : 0;
@@ -104,7 +110,6 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
     if (arrival) {
         st.contended = 1;
         out->hold = st.prov == CC_ELASTIC_PROV; /* the first sample after a provisional yield */
-        out->contended = 1;
         st.prov = 0;
         out->yield = st.up_pm > hard;
         st.up_pm = hard;
@@ -125,7 +130,6 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
          * after a false alarm. */
         out->hold = st.prov == CC_ELASTIC_PROV;
         if (confirmed) {
-            out->contended = 1;
             st.prov = 0;
             st.contended = 1;
             st.calm = 0;

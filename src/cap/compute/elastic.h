@@ -65,8 +65,8 @@ typedef struct cc_elastic_output {
                            * target then in force (NVML naming one process per sample reads a
                            * container at the hard share as the whole device) */
     int hold;      /* the sample straddles a yield: the controller must not read it */
-    int contended; /* others' work known now (named, or a provisional yield confirmed):
-                    * the controller at its shared gain (cc_ctrl_shared) */
+    int contended; /* others' work named in the sample: the controller at its shared
+                    * gain (cc_ctrl_shared) */
 } cc_elastic_output_t;
 
 #define CC_ELASTIC_OTHERS_PM 20  /* others using 2 % of the device: their work is there */
