@@ -65,6 +65,7 @@ struct sim_config {
     uint64_t proc_sample_us;  /* CUDACAP_SIM_PROC_SAMPLE_MS; 0: samples cover [lastSeen, now] */
     int proc_sample_one;      /* CUDACAP_SIM_PROC_SAMPLE_ONE: one pid per periodic sample (2: sticky) */
     uint64_t ctx_create_ns;   /* CUDACAP_SIM_CTX_CREATE_MS: primary context creation time */
+    uint32_t slowdown_pct;    /* CUDACAP_SIM_SLOWDOWN_PCT: a kernel's extra time at a busy device */
 };
 
 const struct sim_config *sim_config(void);
@@ -79,6 +80,8 @@ struct sim_shared *sim_shm(void);
 void sim_lock(struct sim_shared *s);
 /* Test hook, exported: ns this process waited over 1 ms for the lock. */
 uint64_t cuSimTestLockStallNs(void);
+/* Test hook, exported: busy ns of a device in [from, to) (timeline.c). */
+uint64_t cuSimTestBusyNs(uint32_t dev, uint64_t from, uint64_t to);
 void sim_unlock(struct sim_shared *s);
 uint32_t sim_ndev(void);                /* device count (from the state file) */
 

@@ -2,6 +2,24 @@
  * busy interval after the device's busy_until (time slicing). */
 #include "sim_shared.h"
 
+/* The window over which the device's recent load slows a kernel. */
+#define SLOWDOWN_WINDOW_NS 200000000ull
+
+/* CUDACAP_SIM_SLOWDOWN_PCT = P: a kernel starting when the device was busy a
+ * fraction b of the last 200 ms runs P x b % longer. The H200 under a power
+ * limit: ~1.7 ms bf16 matmuls took ~1.15 ms at a 30 % duty cycle and ~1.7 ms
+ * at 87-100 % (docs/validation.md, session 10), so a cost model that timed
+ * kernels at a low duty cycle undercharges them at a high one for as long
+ * as its window of timings lags (lock held). */
+static uint64_t slowed_locked(struct sim_shared *s, uint32_t dev, uint64_t start, uint64_t dur)
+{
+    uint32_t pct = sim_config()->slowdown_pct;
+    if (!pct || start < SLOWDOWN_WINDOW_NS) return dur;
+    uint64_t busy = sim_busy_locked(s, dev, start - SLOWDOWN_WINDOW_NS, start, -1);
+    if (busy > SLOWDOWN_WINDOW_NS) busy = SLOWDOWN_WINDOW_NS;
+    return dur + (uint64_t)((double)dur * pct / 100.0 * (double)busy / (double)SLOWDOWN_WINDOW_NS);
+}
+
 uint64_t sim_timeline_append(uint32_t dev, uint64_t not_before, uint64_t dur_ns)
 {
     struct sim_shared *s = sim_shm();
@@ -15,6 +33,8 @@ uint64_t sim_timeline_append(uint32_t dev, uint64_t not_before, uint64_t dur_ns)
         start = d->busy_until;
     if (not_before > start)
         start = not_before;
+    if (dur_ns > 0)
+        dur_ns = slowed_locked(s, dev, start, dur_ns);
     uint64_t end = start + dur_ns;
     if (dur_ns > 0) {
         int slot = sim_my_slot_locked(s);
@@ -56,5 +76,20 @@ uint64_t sim_busy_locked(struct sim_shared *s, uint32_t dev, uint64_t from, uint
         if (b > a)
             busy += b - a;
     }
+    return busy;
+}
+
+/* Test hook, exported: busy ns of device dev in [from, to) (CLOCK_MONOTONIC
+ * ns), every process's kernels; what NVML's device utilization is made of.
+ * Tests on a slowed device (CUDACAP_SIM_SLOWDOWN_PCT) read the device's
+ * busy time here: kernels counted at their nominal time undercount it. */
+uint64_t cuSimTestBusyNs(uint32_t dev, uint64_t from, uint64_t to)
+{
+    struct sim_shared *s = sim_shm();
+    if (!s || dev >= SIM_MAX_DEV || to <= from)
+        return 0;
+    sim_lock(s);
+    uint64_t busy = sim_busy_locked(s, dev, from, to, -1);
+    sim_unlock(s);
     return busy;
 }

@@ -286,6 +286,15 @@ set_property(TEST compute.elastic.guard.h200 APPEND PROPERTY ENVIRONMENT
              "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
 cc_preload_control_mode(compute.elastic.guard.control compute_elastic guard cudacap_no_sat_arrival
                         CC_TEST_NO_SAT_ARRIVAL)
+# The same on a device whose kernels slow down under load (the H200's power
+# limit, CUDACAP_SIM_SLOWDOWN_PCT) with the idle context there from the start:
+# the guard reached by growth, no yield. Its control is the unit's slow plant
+# (compute.elastic.unit.guard_jump_control): here the former jump to the
+# guard yielded again and again in 2 runs of 4 (4-8 yields in 6 s), not every
+# time, so it is not registered as a control.
+cc_add_preloaded_test(compute.elastic.guard.slow compute_elastic guard cold)
+set_property(TEST compute.elastic.guard.slow APPEND PROPERTY ENVIRONMENT "CUDACAP_SIM_SLOWDOWN_PCT=90"
+             "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_PROC_SAMPLE_ONE=1")
 # guard.h200 against the library built with CC_TEST_STRADDLE_READ (the
 # samples around a provisional yield read by the controller: its restore,
 # read against the target restored, wound the share up, the device
@@ -295,7 +304,7 @@ cc_preload_control_mode(compute.elastic.guard.control compute_elastic guard cuda
 # control must fail every time); compute.elastic.unit.straddle_control and
 # compute.controller.contended.control are the mechanism's controls.
 foreach(t alone.control newcomer.control two.control two.control_grow bursts.control bursts.h200 bursts.h200.control
-        guard guard.h200 guard.control)
+        guard guard.h200 guard.control guard.slow)
   if(TEST compute.elastic.${t})
     set_tests_properties(compute.elastic.${t} PROPERTIES LABELS "compute;elastic" RUN_SERIAL TRUE
                          TIMEOUT 240)
@@ -314,7 +323,13 @@ add_test(NAME compute.elastic.unit.sat_control COMMAND compute_elastic_unit_nosa
 cc_compute_control(compute_elastic_unit_straddle compute_elastic_unit.c CC_TEST_STRADDLE_READ
                    ${CC_CAP_SRC}/elastic.c)
 add_test(NAME compute.elastic.unit.straddle_control COMMAND compute_elastic_unit_straddle)
-set_tests_properties(compute.elastic.unit.sat_control compute.elastic.unit.straddle_control PROPERTIES
+# The guard's target at once, at the start and after a false alarm (the slow
+# plant: a yield every 0.8 s, as the H200 in session 10).
+cc_compute_control(compute_elastic_unit_jump compute_elastic_unit.c CC_TEST_GUARD_JUMP
+                   ${CC_CAP_SRC}/elastic.c)
+add_test(NAME compute.elastic.unit.guard_jump_control COMMAND compute_elastic_unit_jump)
+set_tests_properties(compute.elastic.unit.sat_control compute.elastic.unit.straddle_control
+                     compute.elastic.unit.guard_jump_control PROPERTIES
                      WILL_FAIL TRUE LABELS "compute;elastic")
 set_tests_properties(compute.elastic.unit.control PROPERTIES WILL_FAIL TRUE)
 set_tests_properties(compute.elastic.unit compute.elastic.unit.control PROPERTIES

@@ -3,7 +3,9 @@
  * what its target allows and the rest idles. Control
  * (compute.elastic.unit.control): CC_TEST_NO_YIELD, others never seen. */
 #include <stdio.h>
+#include <stdlib.h>
 
+#include "cap/compute/controller.h"
 #include "cap/compute/elastic.h"
 #include "check.h"
 
@@ -43,10 +45,27 @@ static void guard(void)
     st = step(st, 300, 1000, 330, 330, 1, &o);
     CHECK(o.hold, "restored: its sample (at the hard share) held from the controller too");
     CHECK(!o.contended, "restored: not contended");
-    CHECK(st.up_pm == 1000 - CC_ELASTIC_GUARD_PM && !st.prov && !st.contended,
-          "own lump: restored to the guard (%u, %u, %u)", st.up_pm, st.prov, st.contended);
+#ifndef CC_TEST_GUARD_JUMP
+    /* Our own lump: back by growth from the hard share, 0.5 x hard x
+     * (idle - 15 %) a sample (elastic.h), up to the guard. */
+    CHECK(st.up_pm == 300 && !st.prov && !st.contended, "own lump: growing back from the hard share "
+          "(%u, %u, %u)", st.up_pm, st.prov, st.contended);
+    st = step(st, 300, 1000, 300, 300, 1, &o);
+    CHECK(st.up_pm == 383, "growing back: %u (want 383)", st.up_pm);
+    /* Read above its target (the cost model lagging), it stops at 15 %
+     * idle as NVML reads it. */
+    {
+        cc_elastic_state_t c = st;
+        c.up_pm = 780;
+        c = step(c, 300, 1000, 850, 850, 1, &o);
+        CHECK(c.up_pm == 780, "read at 85 %% at a target of 78: %u (want 780)", c.up_pm);
+    }
+    for (int i = 0; i < 40; i++) st = step(st, 300, 1000, st.up_pm, st.up_pm, 1, &o);
+    CHECK(!o.yield && st.up_pm >= 1000 - CC_ELASTIC_GUARD_PM - 10 && st.up_pm <= 1000 - CC_ELASTIC_GUARD_PM,
+          "grown back to the guard (%u)", st.up_pm);
+#endif
     st = step(st, 300, 1000, 850, 850, 1, &o);
-    CHECK(!o.yield && st.up_pm == 850, "at the guard, our own work: no yield (%u)", st.up_pm);
+    CHECK(!o.yield && st.up_pm >= 840 && st.up_pm <= 850, "at the guard, our own work: no yield (%u)", st.up_pm);
     /* The context's work arrives; NVML names us with the device's whole
      * share (one pid per sample): saturated, yield; the old target's tail
      * unsaturated; then us read at 80 % under a 30 % target: confirmed. */
@@ -240,10 +259,71 @@ static void plant(int one_pid)
         CHECK(one_pid ? r > 1.0 && r < 1.8 : r > 1.2 && r < 1.8, "borrowed split %.2f (3:2 = 1.5)", r);
 }
 
+/* A borrower beside an idle foreign context on a device whose kernels run
+ * slower the busier it was (the H200 under its power limit: ~1.15 ms
+ * matmuls at a 30 % duty cycle, ~1.7 ms at 87-100 %), under a cost model
+ * that times kernels with a lag (the cheapest of the last 0.4 s: two
+ * samples): the watcher's elastic bookkeeping (cc_elastic_step, the
+ * controller's gain, cc_elastic_share, cc_ctrl_step) closed over that
+ * plant, one refill per 200 ms sample, and one of its own lumps read as a
+ * saturated sample at sample 24 (a false alarm: one yield). Checks: no
+ * other yield, and the guard's target held once grown. Control
+ * (compute.elastic.unit.guard_jump_control, CC_TEST_GUARD_JUMP: the guard
+ * at once, at the start and after the false alarm): the kernels timed at
+ * the hard share's duty cycle, the jump saturates the device and the
+ * borrower yields every 0.8 s, as the H200 did in session 10 (10-13 yields
+ * in 50 samples). shared: the controller at its shared gain from the start
+ * (others' work named once, at the context's creation: the H200's run E). */
+static void slow_plant(int shared)
+{
+    const int64_t period = 100000000; /* ns: the nominal supply is target x period */
+    cc_elastic_state_t es = cc_elastic_initial(300, 1000);
+    cc_ctrl_state_t cs = cc_ctrl_initial(300, 30000000);
+    if (shared) cs = cc_ctrl_shared(cs);
+    double duty[3] = {0.3, 0.3, 0.3}; /* the device's busy share, last three samples */
+    int yields = 0, n = 0;
+    double target_sum = 0;
+    foreign_ctx = 1;
+    for (int i = 0; i < 50; i++) {
+        /* This sample: kernels at the speed of the last sample's duty,
+         * charged at the cheapest of the last two samples' speeds. */
+        double k_true = 1.0 + 0.9 * duty[0];
+        double k_est = 1.0 + 0.9 * (duty[1] < duty[2] ? duty[1] : duty[2]);
+        double busy = (double)cs.share / (double)period * k_true / k_est;
+        if (busy > 1.0) busy = 1.0;
+        duty[2] = duty[1], duty[1] = duty[0], duty[0] = busy;
+        uint32_t pm = (uint32_t)(busy * 1000.0 + 0.5);
+        if (i == 24) pm = 1000; /* one of our own lumps read as a saturated sample */
+        uint32_t prev = es.up_pm;
+        int64_t nominal_prev = period * prev / 1000;
+        cc_elastic_output_t o;
+        cc_elastic_input_t in = {300, 1000, pm, pm, 1, 1, 1};
+        es = cc_elastic_step(es, &in, &o);
+        if (o.contended) cs = cc_ctrl_shared(cs);
+        int64_t nominal = period * es.up_pm / 1000;
+        cs.share = cc_elastic_share(cs.share, nominal_prev, nominal, period * 300 / 1000, &o);
+        cc_ctrl_input_t ci = {CC_CTRL_AUTO, es.up_pm, pm, pm, !(o.hold || o.yield), 1, nominal};
+        cc_ctrl_output_t co;
+        cs = cc_ctrl_step(cs, &ci, &co);
+        yields += o.yield;
+        if (getenv("CC_TEST_TRACE"))
+            printf("%2d busy %4u target %4u share %5.1f M%s\n", i, pm, es.up_pm, cs.share / 1e6,
+                   o.yield ? " yield" : "");
+        if (i >= 40) target_sum += es.up_pm, n++;
+    }
+    foreign_ctx = 0;
+    printf("slow plant%s: %d yields in 50 samples, mean target %.0f permille over the last 20\n",
+           shared ? " (shared gain)" : "", yields, target_sum / n);
+    CHECK(yields == 1, "%d yields beside an idle context (want 1: the false alarm)", yields);
+    CHECK(target_sum / n >= 800, "mean target %.0f permille", target_sum / n);
+}
+
 int main(void)
 {
     rules();
     guard();
+    slow_plant(0);
+    slow_plant(1);
     plant(0);
     plant(1);
     plant(2);

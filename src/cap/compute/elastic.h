@@ -18,7 +18,10 @@
  *   hard shares); two saturated samples in a row halve what is borrowed;
  * - beside a foreign context (NVML's process list names a process not of
  *   this container) whose work is not seen (others' level under 1 %): the
- *   target at most 1 - CC_ELASTIC_GUARD_PM, so that the context's work,
+ *   target at most 1 - CC_ELASTIC_GUARD_PM, reached by the growth above
+ *   (not at once: the H200's kernels run up to 1.5x slower at a high duty
+ *   cycle than at the hard share, the cost model's timings follow in
+ *   0.4 s, and a jump there saturated the device at once), so that the context's work,
  *   when it comes, saturates the device; a saturated sample there is taken
  *   for that work, before NVML names it (the H200 names one process per
  *   sample: 0.06-1.07 s; while others' work is not seen lately, as for an
@@ -27,8 +30,9 @@
  *   (on the second, which the old target no longer covers) the container
  *   read above its hard share by more than CC_ELASTIC_EXCESS_PM (NVML
  *   counting others' work as ours) confirm it (contended, as for a named
- *   arrival); otherwise the old target is restored (the container's own
- *   lump: it cost two samples at the hard share);
+ *   arrival); otherwise it was the container's own lump, and the target
+ *   grows back from the hard share (restored at once, the H200's borrower
+ *   saturated the device again and yielded every 0.8 s: session 10);
  * - not throttled and under the hard cap for CC_ELASTIC_LOW samples:
  *   nothing borrowed, target = hard (and the watcher then need not sample
  *   an idle container; one sample alone is often a process the machine did
@@ -47,7 +51,7 @@ typedef struct cc_elastic_state {
     uint8_t saturated; /* consecutive samples of a saturated device, up to 2 */
     uint8_t low;       /* consecutive samples of demand under the hard share, up to LOW */
     uint8_t prov;      /* a provisional yield: samples left to judge it, up to PROV */
-    uint16_t restore_pm; /* the target before it */
+    uint16_t restore_pm; /* the target before it (restored at once only without a foreign context) */
 } cc_elastic_state_t;
 
 typedef struct cc_elastic_input {
@@ -91,5 +95,13 @@ cc_elastic_state_t cc_elastic_initial(uint32_t hard_pm, uint32_t soft_pm);
  * clamped to what this function can return (it comes from a shared file). */
 cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input_t *in,
                                    cc_elastic_output_t *out);
+
+/* The controller's share after a step (pure; the watcher's refill and the
+ * unit tests' plants): the hard nominal on a yield; else, when the target
+ * moved, scaled to it keeping the learned ratio to nominal within 0.5..2.
+ * nominal_prev, nominal_target: the nominal supply of the target before
+ * and after the step; hard_nominal: the hard cap's. */
+int64_t cc_elastic_share(int64_t share, int64_t nominal_prev, int64_t nominal_target,
+                         int64_t hard_nominal, const cc_elastic_output_t *out);
 
 #endif

@@ -368,7 +368,7 @@ static void cycle(struct cc_compute_device *d)
  * from and stored back to v->el, the borrowed device time counted. Returns
  * the target; *yield: back to the hard share now. */
 static uint32_t elastic(struct cc_compute_device *d, const struct cc_compute_view *v,
-                        const cc_ctrl_input_t *in, uint64_t at, int *yield, int *hold, int *contended)
+                        const cc_ctrl_input_t *in, uint64_t at, cc_elastic_output_t *eo)
 {
     cc_compute_elastic_t *el = v->el;
     cc_elastic_state_t es = {
@@ -385,11 +385,7 @@ static uint32_t elastic(struct cc_compute_device *d, const struct cc_compute_vie
                              .sys_pm = in->sys_pm, .sample_valid = in->sample_valid,
                              .throttled = in->throttled,
                              .foreign = __atomic_load_n(&el->foreign, __ATOMIC_RELAXED) == 1};
-    cc_elastic_output_t eo;
-    es = cc_elastic_step(es, &ei, &eo);
-    *yield = eo.yield;
-    *hold = eo.hold;
-    *contended = eo.contended;
+    es = cc_elastic_step(es, &ei, eo);
     __atomic_store_n(&el->contended, es.contended, __ATOMIC_RELAXED);
     __atomic_store_n(&el->calm, es.calm, __ATOMIC_RELAXED);
     __atomic_store_n(&el->seen, es.seen, __ATOMIC_RELAXED);
@@ -401,10 +397,10 @@ static uint32_t elastic(struct cc_compute_device *d, const struct cc_compute_vie
         /* Device time above the hard cap since the last sample counted
          * (saturating: the counter is in a file anyone in the container
          * can write). */
-        __atomic_store_n(&el->borrowing, (uint8_t)eo.borrowing, __ATOMIC_RELAXED);
+        __atomic_store_n(&el->borrowing, (uint8_t)eo->borrowing, __ATOMIC_RELAXED);
         uint64_t last = __atomic_load_n(&el->counted_ns, __ATOMIC_RELAXED);
-        if (last && at > last && at - last <= 10 * CC_PERIOD_NS && eo.borrowed_pm) {
-            uint64_t add = (at - last) / 1000 * eo.borrowed_pm;
+        if (last && at > last && at - last <= 10 * CC_PERIOD_NS && eo->borrowed_pm) {
+            uint64_t add = (at - last) / 1000 * eo->borrowed_pm;
             uint64_t b = __atomic_load_n(&el->borrowed_ns, __ATOMIC_RELAXED);
             __atomic_store_n(&el->borrowed_ns, b > UINT64_MAX - add ? UINT64_MAX : b + add,
                              __ATOMIC_RELAXED);
@@ -442,31 +438,27 @@ static void refill(struct cc_compute_device *d, const struct cc_compute_view *v,
     in.sample_valid = have && !cc_sample_stale(line, now, CC_PERIOD_NS) &&
                       stamp != __atomic_load_n(&line->ctrl_sample, __ATOMIC_RELAXED);
     in.throttled = __atomic_exchange_n(&line->throttled, 0, __ATOMIC_RELAXED) != 0;
-    int yield = 0, hold = 0, contended = 0;
+    int yield = 0, hold = 0;
     if (d->soft_pm) {
         /* The controller runs against the elastic target, its share moved
-         * with it: reset to the hard nominal on a yield (a share wound up
-         * against an unreachable soft 100 % must not follow us down), else
-         * scaled, keeping the learned ratio to nominal within 0.5..2. */
+         * with it (cc_elastic_share): reset to the hard nominal on a yield
+         * (a share wound up against an unreachable soft 100 % must not
+         * follow us down; keeping the learned ratio there instead, 1..2,
+         * was tried in session 8: on the H200 the hard 50 neighbour then got
+         * 40 % in two bursts of three and the borrower's target never
+         * reached its hard share), else scaled keeping the learned ratio. */
         uint32_t prev = st.up_limit_pm < d->cap_pm ? d->cap_pm
                         : st.up_limit_pm > d->soft_pm ? d->soft_pm : st.up_limit_pm;
-        uint32_t target = elastic(d, v, &in, at, &yield, &hold, &contended);
+        cc_elastic_output_t eo;
+        uint32_t target = elastic(d, v, &in, at, &eo);
+        yield = eo.yield, hold = eo.hold;
         if (hold) in.sample_valid = 0; /* (elastic.h) */
-        if (contended) st = cc_ctrl_shared(st);
-        if (yield) {
-            /* And the law holds this once: the sample shows the soft share
-             * just left, and read against the hard one it cut the share to
-             * a third (the borrower at 10 % for a sample). (Keeping the
-             * learned ratio here instead, 1..2, was tried in session 8: on
-             * the H200 the hard 50 neighbour then got 40 % in two bursts of
-             * three and the borrower's target never reached its hard share.) */
-            st.share = d->nominal;
-            in.sample_valid = 0;
-        } else if (target != prev) {
-            double r = (double)st.share / (double)nominal_of(d, prev);
-            r = r < 0.5 ? 0.5 : r > 2.0 ? 2.0 : r;
-            st.share = (int64_t)(r * (double)nominal_of(d, target));
-        }
+        if (eo.contended) st = cc_ctrl_shared(st);
+        /* On a yield the law also holds this once: the sample shows the
+         * soft share just left, and read against the hard one it cut the
+         * share to a third (the borrower at 10 % for a sample). */
+        if (yield) in.sample_valid = 0;
+        st.share = cc_elastic_share(st.share, nominal_of(d, prev), nominal_of(d, target), d->nominal, &eo);
         st.up_limit_pm = target;
         in.cap_pm = target;
         in.nominal = nominal_of(d, target);
