@@ -7,30 +7,41 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int run_worker(const char *self, const char *arg, const char *preload, double *out)
+int bench_read_child(char *const argv[], char *const set[], const char *const unset[], char *buf,
+                     size_t size)
 {
     int fd[2];
-    if (pipe(fd) != 0) return -1;
+    if (size == 0 || pipe(fd) != 0) return -1;
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
         dup2(fd[1], 1);
         close(fd[0]);
         close(fd[1]);
-        if (preload) setenv("LD_PRELOAD", preload, 1);
-        else unsetenv("LD_PRELOAD");
-        execl(self, self, arg, (char *)NULL);
+        for (int i = 0; set && set[i]; i++) putenv(set[i]);
+        for (int i = 0; unset && unset[i]; i++) unsetenv(unset[i]);
+        execv(argv[0], argv);
         _exit(127);
     }
     close(fd[1]);
-    char buf[128] = {0};
-    ssize_t n = 0, r;
-    while (n < (ssize_t)sizeof buf - 1 && (r = read(fd[0], buf + n, sizeof buf - 1 - (size_t)n)) > 0)
-        n += r;
+    size_t n = 0;
+    ssize_t r;
+    while (n < size - 1 && (r = read(fd[0], buf + n, size - 1 - n)) > 0) n += (size_t)r;
+    buf[n] = 0;
     close(fd[0]);
     int st;
-    waitpid(pid, &st, 0);
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return -1;
+    if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}
+
+static int run_worker(const char *self, const char *arg, const char *preload, double *out)
+{
+    char pre[4096], buf[128];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", preload ? preload : "");
+    char *const argv[] = {(char *)self, (char *)arg, NULL}, *const set[] = {pre, NULL};
+    const char *const unset[] = {"LD_PRELOAD", NULL};
+    if (bench_read_child(argv, preload ? set : NULL, preload ? NULL : unset, buf, sizeof buf) != 0)
+        return -1;
     *out = strtod(buf, NULL);
     return *out > 0 ? 0 : -1;
 }

@@ -27,6 +27,13 @@ static const char bench_ptx[] =
 int bench_compare(const char *self, const char *worker_arg, int rounds, double *bare,
                   double *preloaded, const char *preload_path);
 
+/* Runs argv (argv[0] a path) with the variables of set ("NAME=VALUE") set
+ * and those named in unset removed, both NULL-ended (or NULL); its stdout
+ * into buf (NUL-ended). Its exit status, or -1 when it could not run or
+ * was killed. */
+int bench_read_child(char *const argv[], char *const set[], const char *const unset[], char *buf,
+                     size_t size);
+
 /* The library next to this benchmark's build (build/lib/libcudacap.so), or
  * $CUDACAP_LIB. */
 const char *bench_library(const char *argv0);

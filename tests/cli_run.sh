@@ -19,6 +19,13 @@ has "M=2g S=40 D=0 T=$(readlink -f $S) " "caps, devices and state set"
 case "$out" in *"P=${SANPRE:+$SANPRE:}$LIB:/lib/other.so"*) ok "library prepended" ;;
   *) fail "LD_PRELOAD wrong: $out" ;; esac
 
+# --sm-burst: CUDACAP_SM_BURST_MS, as the library takes it, only beside --sm.
+expect 0 "burst" $C run --sm 30 --sm-burst 20ms -- sh -c 'echo "B=$CUDACAP_SM_BURST_MS"'
+has "B=20ms" "burst set"
+expect 2 "burst 0" $C run --sm 30 --sm-burst 0 -- true
+has "--sm-burst: \"0\" is not a number of milliseconds in 1..1000" "names the option and the range"
+expect 2 "burst without --sm" $C run --sm-burst 5 -- true; has "needs --sm PCT" "says why"
+
 # Without --state: a folder ROOT/NAME for the run, removed after it.
 expect 0 "auto folder" $C run --name job -- sh -c 'echo "T=$CUDACAP_STATE_DIR"; test -d "$CUDACAP_STATE_DIR"'
 has "T=$(readlink -f $CUDACAP_ROOT)/job" "named under ROOT"

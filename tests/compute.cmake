@@ -193,6 +193,28 @@ set_property(TEST compute.twocont APPEND PROPERTY ENVIRONMENT
 # tests change who gets the device.
 set_tests_properties(compute.twocont PROPERTIES RUN_SERIAL TRUE)
 
+# Step latency (issue 23): a decode loop alone in its container, each step
+# paced to what the cap allows. Control: every waiter paid in lumps
+# (CC_TEST_LUMP_ALWAYS), the stall of 5 ms / cap the pacing removed.
+cc_sim_client(compute_step compute_step.c)
+foreach(m plain graph eager shapes)
+  cc_add_preloaded_test(compute.step.${m} compute_step ${m})
+  set_tests_properties(compute.step.${m} PROPERTIES LABELS compute)
+  set_property(TEST compute.step.${m} APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30")
+endforeach()
+foreach(m plain graph)
+  cc_preload_control_mode(compute.step.${m}.control compute_step ${m} cudacap_lump_always
+                          CC_TEST_LUMP_ALWAYS "CUDACAP_SM_LIMIT=30")
+endforeach()
+# An eager step (four launches) sleeps once. Control: every launch paced
+# alone (CC_TEST_NO_GROUP).
+cc_preload_control_mode(compute.step.eager.control compute_step eager cudacap_no_group
+                        CC_TEST_NO_GROUP "CUDACAP_SM_LIMIT=30")
+# New shapes below the cap run beside the probe. Control: they wait for it
+# (CC_TEST_NO_HEADROOM).
+cc_preload_control_mode(compute.step.shapes.control compute_step shapes cudacap_no_headroom
+                        CC_TEST_NO_HEADROOM "CUDACAP_SM_LIMIT=30")
+
 # Stream capture and deep queues of never-timed shapes (issue 9).
 cc_sim_client(compute_deepq compute_deepq.c)
 foreach(m long short new)

@@ -1,5 +1,6 @@
 /* The scripted port (fake_port.h): events are counters, every event is
- * complete, timings are fake.elapsed_ms, one context, one device. */
+ * complete (but for fake.not_ready queries), timings are fake.elapsed_ms,
+ * one context, one device. */
 #include "fake_port.h"
 
 #include <string.h>
@@ -23,6 +24,7 @@ static CUresult ev_record(CUevent ev, CUstream s)
 static CUresult ev_done(CUevent ev)
 {
     (void)ev;
+    if (fake.not_ready > 0) return fake.not_ready--, CUDA_ERROR_NOT_READY;
     return CUDA_SUCCESS;
 }
 static CUresult ev_destroy(CUevent ev)

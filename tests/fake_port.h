@@ -9,6 +9,7 @@ struct fake_port_script {
     CUstreamCaptureStatus capture, capture_ptsz; /* what is_capturing(_ptsz) reports */
     float elapsed_ms;                            /* every timing */
     int events_made, events_destroyed, records, exchanges;
+    int not_ready;                               /* the next this many queries: not ready */
     CUstreamCaptureMode mode;                    /* the thread's mode, as exchanged */
 };
 extern struct fake_port_script fake;

@@ -385,6 +385,7 @@ static const char *good_value(const cc_option_t *o, int second)
     case CC_KIND_SWITCH: return second ? "off" : "on";
     case CC_KIND_ENUM: return o->choices[second].word;
     case CC_KIND_PATH: return second ? "/b" : "/a";
+    case CC_KIND_MS: return second ? "20ms" : "5";
     case CC_KIND_LEVEL:
     case CC_KIND_TEXT:
     case CC_KIND_IGNORED: break;
@@ -434,9 +435,29 @@ static void table_rows(void)
     CHECK(per == 3, "%d per-device rows", per);
 }
 
+/* CUDACAP_SM_BURST_MS: milliseconds 1..1000 ("ms" allowed); anything else
+ * is said, and the default (0) stands. */
+static void bursts(void)
+{
+    cc_config_t c;
+    static const struct { const char *v; uint32_t want; int err; } cases[] = {
+        {"1", 1, 0}, {"1000", 1000, 0}, {" 20ms ", 20, 0}, {"5MS", 5, 0}, {"0", 0, 1},
+        {"1001", 0, 1}, {"-3", 0, 1}, {"2.5", 0, 1}, {"ms", 0, 1}, {"99999999999999999999", 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        load(&c, (const char *[]){"CUDACAP_SM_BURST_MS", cases[i].v, NULL});
+        CHECK(c.sm_burst_ms == cases[i].want && c.errors == cases[i].err &&
+                  (!cases[i].err || said("is not a number of milliseconds 1..1000; using the default")),
+              "burst \"%s\": %u, %d errors: %s", cases[i].v, c.sm_burst_ms, c.errors, msgs);
+    }
+    load(&c, (const char *[]){"CUDACAP_SM_LIMIT", "30", NULL});
+    CHECK(c.sm_burst_ms == 0 && c.errors == 0, "burst unset: %u", c.sm_burst_ms);
+}
+
 int main(void)
 {
     table_rows();
+    bursts();
     soft_limits();
     switches();
     sizes();

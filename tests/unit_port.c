@@ -41,6 +41,7 @@ int main(void)
     fake.elapsed_ms = 2.5f;
     void *m = cc_cost_begin(NULL, 0, NULL);
     CHECK(m != NULL, "no timing with the fake port");
+    fake.not_ready = 1; /* work queued before the start event: the timing is the kernel's */
     cc_cost_end(m, NULL, 0, &key, 64, 0, NULL, 1);
     CHECK(fake.events_made == 2 && fake.records == 2, "events %d records %d", fake.events_made,
           fake.records);
@@ -51,6 +52,24 @@ int main(void)
     int64_t est = cc_cost_estimate(&key, 64, &measure);
     CHECK(est == 2500000, "estimate %lld ns, want 2500000", (long long)est);
     CHECK(cc_cost_fallback() == 2500000, "fallback %lld", (long long)cc_cost_fallback());
+
+    /* An idle stream (the start event done when the launch returned): the
+     * host's gap comes off, at most half (cc_cost_kernel_ns). */
+    CHECK(cc_cost_kernel_ns(10000, 6000) == 5000 && cc_cost_kernel_ns(10000, 2000) == 8000 &&
+              cc_cost_kernel_ns(10000, 20000) == 10000 && cc_cost_kernel_ns(10000, 0) == 10000,
+          "kernel_ns: %lld %lld %lld %lld", (long long)cc_cost_kernel_ns(10000, 6000),
+          (long long)cc_cost_kernel_ns(10000, 2000), (long long)cc_cost_kernel_ns(10000, 20000),
+          (long long)cc_cost_kernel_ns(10000, 0));
+    static int key2;
+    cc_cost_estimate(&key2, 64, &measure);
+    m = cc_cost_begin(NULL, 0, NULL);
+    exchanges = fake.exchanges;
+    cc_cost_end(m, NULL, 0, &key2, 64, 0, NULL, 1);
+    CHECK(fake.exchanges == exchanges + 2, "the start query did not run relaxed (%d exchanges)",
+          fake.exchanges - exchanges);
+    cc_cost_poll(0);
+    est = cc_cost_estimate(&key2, 64, &measure);
+    CHECK(est < 2500000 && est >= 1250000, "idle stream: estimate %lld ns", (long long)est);
 
     /* Into a capture: no timing (an event recorded there could not be queried). */
     fake.capture = CU_STREAM_CAPTURE_STATUS_ACTIVE;

@@ -17,8 +17,8 @@
 
 #define CC_COMPUTE_FILE "compute.region"
 #define CC_COMPUTE_MAGIC 0x504d4343u /* "CCMP" */
-#define CC_COMPUTE_LAYOUT 4u /* 2: per-process utilization, sampling owner; 3: accrual stamps;
-                             * 4: elastic state */
+#define CC_COMPUTE_LAYOUT 5u /* 2: per-process utilization, sampling owner; 3: accrual stamps;
+                             * 4: elastic state; 5: pacing state */
 #define CC_COMPUTE_FILE_SIZE 65536u /* PERMANENT: never changes across versions */
 #define CC_COMPUTE_DEVICES 16u
 #define CC_COMPUTE_PROCS 256u
@@ -126,6 +126,22 @@ _Static_assert(offsetof(cc_compute_elastic_t, foreign) == 26, "elastic foreign")
 _Static_assert(offsetof(cc_compute_elastic_t, prov) == 27, "elastic prov");
 _Static_assert(offsetof(cc_compute_elastic_t, restore_pm) == 28, "elastic restore_pm");
 
+/* Pacing, per device line (src/cap/compute/bucket.c, docs/compute.md "Pacing"):
+ * which process waited for tokens last, and when two processes' waits last
+ * overlapped. While they overlap (within CC_PACE_WINDOW_NS) the waiters pay
+ * tokens in lumps; otherwise each launch is paid exactly what it needs.
+ * Written by waiting launches only (relaxed: a hint, never a guard). */
+typedef struct cc_compute_pace {
+    uint32_t pid;      /* the process (container pid) that waited last; 0 = none */
+    uint32_t pad;
+    uint64_t wait_ns;  /* when it last waited */
+    uint64_t multi_ns; /* the last wait that found another process's wait recent; 0 = never */
+    uint64_t pad2;
+} cc_compute_pace_t;
+_Static_assert(sizeof(cc_compute_pace_t) == 32, "pace slot");
+_Static_assert(offsetof(cc_compute_pace_t, wait_ns) == 8, "pace wait_ns");
+_Static_assert(offsetof(cc_compute_pace_t, multi_ns) == 16, "pace multi_ns");
+
 typedef struct cc_compute_region {
     cc_region_hdr_t hdr;
     uint8_t pad0[48];
@@ -140,6 +156,7 @@ typedef struct cc_compute_region {
      * bucket's line: only waiters and the refill touch it. */
     uint64_t accrued_ns[CC_COMPUTE_DEVICES];
     cc_compute_elastic_t elastic[CC_COMPUTE_DEVICES];
+    cc_compute_pace_t pace[CC_COMPUTE_DEVICES];
 } cc_compute_region_t;
 
 _Static_assert(offsetof(cc_compute_region_t, dev) == 64, "devices start on a cache line");
@@ -148,7 +165,8 @@ _Static_assert(offsetof(cc_compute_region_t, proc) == 1856, "process table");
 _Static_assert(offsetof(cc_compute_region_t, owner) == 12096, "owner table");
 _Static_assert(offsetof(cc_compute_region_t, accrued_ns) == 12224, "accrual stamps");
 _Static_assert(offsetof(cc_compute_region_t, elastic) == 12352, "elastic state");
-_Static_assert(sizeof(cc_compute_region_t) == 12864, "layout size");
+_Static_assert(offsetof(cc_compute_region_t, pace) == 12864, "pacing state");
+_Static_assert(sizeof(cc_compute_region_t) == 13376, "layout size");
 _Static_assert(sizeof(cc_compute_region_t) <= CC_COMPUTE_FILE_SIZE, "fits its file");
 
 #endif

@@ -8,6 +8,9 @@
 #include <stdint.h>
 
 #define CC_MAX_DEVICES 16
+/* CUDACAP_SM_BURST_MS: its bounds, in ms of device time. */
+#define CC_SM_BURST_MIN_MS 1u
+#define CC_SM_BURST_MAX_MS 1000u
 #define CC_PATH_MAX 512
 
 typedef enum { CC_CTRL_AUTO = 0, CC_CTRL_DELTA = 1, CC_CTRL_AIMD = 2 } cc_controller_t;
@@ -24,6 +27,10 @@ typedef struct cc_config {
      * 0 = not elastic; set only where sm_limit is set and soft > hard
      * (soft == hard is a hard cap; 100 = all idle time). */
     uint32_t sm_soft_limit[CC_MAX_DEVICES];
+    /* CUDACAP_SM_BURST_MS: the most device time (ms) a capped container may
+     * run ahead of its share, and the largest lump; 0 = the default
+     * (docs/compute.md, "Pacing"). */
+    uint32_t sm_burst_ms;
     cc_controller_t controller;
     /* 0: every process gets its own compute bucket (CUDACAP_SHARED_BUCKET=0,
      * a baseline for comparisons); 1 (default): one bucket per container. */

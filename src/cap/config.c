@@ -214,6 +214,7 @@ void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *), char *co
     memset(cfg, 0, sizeof *cfg);
     load_family(cfg, CC_OPT_MEM_LIMIT, get, cfg->mem_limit, NULL);
     load_sm(cfg, get);
+    cfg->sm_burst_ms = (uint32_t)load_one(cfg, CC_OPT_SM_BURST, get);
     check_indices(cfg, envp);
     load_state_dir(cfg, get);
     cfg->controller = (cc_controller_t)load_one(cfg, CC_OPT_CONTROLLER, get);

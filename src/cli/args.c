@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/options.h"
 #include "cudacap/config.h"
 
 const char *cli_cmd = "";
@@ -89,6 +90,16 @@ void cli_check_sm(const char *sm, const char *soft)
     if (s < h)
         cli_usage_error("--sm-soft %s is below --sm %s (a soft limit is at least the hard one)", soft,
                         sm);
+}
+
+void cli_check_burst(const char *sm, const char *burst)
+{
+    uint64_t ms;
+    if (!burst) return;
+    if (cc_opt_parse(&cc_options[CC_OPT_SM_BURST], burst, &ms) != 0)
+        cli_usage_error("--sm-burst: \"%s\" is not a number of milliseconds in %u..%u", burst,
+                        CC_SM_BURST_MIN_MS, CC_SM_BURST_MAX_MS);
+    if (!sm) cli_usage_error("--sm-burst %s needs --sm PCT (the share it runs ahead of)", burst);
 }
 
 double cli_parse_seconds(const char *opt, const char *v, double lo, double hi)

@@ -33,6 +33,9 @@ uint32_t cli_parse_pct(const char *opt, const char *v, uint32_t lo, uint32_t hi)
 /* --sm and --sm-soft (either may be NULL): each a percentage, the soft
  * limit only beside a hard one and at least it. */
 void cli_check_sm(const char *sm, const char *soft);
+/* --sm-burst (may be NULL): milliseconds as CUDACAP_SM_BURST_MS takes them,
+ * only beside --sm. */
+void cli_check_burst(const char *sm, const char *burst);
 double cli_parse_seconds(const char *opt, const char *v, double lo, double hi);
 long cli_parse_long(const char *opt, const char *v, long lo, long hi);
 /* A CUDA_VISIBLE_DEVICES value: comma-separated indices or GPU-/MIG- UUIDs. */

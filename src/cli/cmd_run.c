@@ -19,7 +19,8 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: cudacap run [--mem SIZE] [--sm PCT [--sm-soft PCT]] [--devices LIST]\n"
+    fputs("usage: cudacap run [--mem SIZE] [--sm PCT [--sm-soft PCT] [--sm-burst MS]]\n"
+          "                   [--devices LIST]\n"
           "                   [--state DIR] [--root ROOT] [--name NAME] [--lib PATH] [--keep]\n"
           "                   -- CMD [ARG...]\n"
           "\n"
@@ -35,6 +36,9 @@ static void usage(FILE *f)
           "  --sm PCT        SM utilization cap in percent, 1..100\n"
           "  --sm-soft PCT   elastic limit (CUDACAP_SM_SOFT_LIMIT): idle device time may be\n"
           "                  used up to PCT; --sm stays guaranteed (docs/compute.md)\n"
+          "  --sm-burst MS   CUDACAP_SM_BURST_MS, 1..1000: the most device time the container\n"
+          "                  may run ahead of its share, and the largest lump its processes\n"
+          "                  are paid in (docs/compute.md, \"Pacing\")\n"
           "  --devices LIST  CUDA_VISIBLE_DEVICES: indices or GPU-/MIG- UUIDs, comma-separated\n"
           "  --state DIR     the container's state folder; processes run with the same DIR\n"
           "                  share one cap. Prepared (created or emptied) unless a process\n"
@@ -100,7 +104,7 @@ static void sanitize_name(char *s)
 
 int cmd_run(int argc, char **argv)
 {
-    const char *mem = NULL, *sm = NULL, *soft = NULL, *devices = NULL, *state = NULL, *root_opt = NULL,
+    const char *mem = NULL, *sm = NULL, *soft = NULL, *burst = NULL, *devices = NULL, *state = NULL, *root_opt = NULL,
                *name = NULL, *lib_opt = NULL, *v;
     int keep = 0, i;
     for (i = 1; i < argc; i++) {
@@ -112,6 +116,7 @@ int cmd_run(int argc, char **argv)
         else if (cli_opt_val(argc, argv, &i, "--mem", &v)) mem = v;
         else if (cli_opt_val(argc, argv, &i, "--sm", &v)) sm = v;
         else if (cli_opt_val(argc, argv, &i, "--sm-soft", &v)) soft = v;
+        else if (cli_opt_val(argc, argv, &i, "--sm-burst", &v)) burst = v;
         else if (cli_opt_val(argc, argv, &i, "--devices", &v)) devices = v;
         else if (cli_opt_val(argc, argv, &i, "--state", &v)) state = v;
         else if (cli_opt_val(argc, argv, &i, "--root", &v)) root_opt = v;
@@ -125,6 +130,7 @@ int cmd_run(int argc, char **argv)
     char **cmd = argv + i;
     if (mem) cli_parse_size("--mem", mem);
     cli_check_sm(sm, soft);
+    cli_check_burst(sm, burst);
     if (devices) cli_check_devices("--devices", devices);
     if (state && !*state) cli_usage_error("--state: empty path");
     if (state && name) cli_usage_error("--name names the folder made under ROOT; not with --state");
@@ -192,6 +198,7 @@ int cmd_run(int argc, char **argv)
     if (mem) setenv("CUDACAP_MEM_LIMIT", mem, 1);
     if (sm) setenv("CUDACAP_SM_LIMIT", sm, 1);
     if (soft) setenv("CUDACAP_SM_SOFT_LIMIT", soft, 1);
+    if (burst) setenv("CUDACAP_SM_BURST_MS", burst, 1);
     if (devices) setenv("CUDA_VISIBLE_DEVICES", devices, 1);
     setenv("CUDACAP_STATE_DIR", abs, 1);
     if (set_preload(lib) != 0) {

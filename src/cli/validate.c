@@ -95,7 +95,7 @@ const char *snap_check_compute(const void *region, char *buf, size_t len)
              * writes a line. */
             if (!zero(d, sizeof *d) || !zero(r->uuid[i].uuid, CC_COMPUTE_UUID_LEN) ||
                 r->owner[i].pid || r->owner[i].host_pid || r->accrued_ns[i] ||
-                !zero(&r->elastic[i], sizeof r->elastic[i]))
+                !zero(&r->elastic[i], sizeof r->elastic[i]) || !zero(&r->pace[i], sizeof r->pace[i]))
                 BAD("free device line %u is not empty", i);
             continue;
         }
@@ -118,6 +118,10 @@ const char *snap_check_compute(const void *region, char *buf, size_t len)
             e->prov > CC_ELASTIC_PROV || e->restore_pm > 1000 || !zero(e->pad, sizeof e->pad))
             BAD("device line %u: elastic state out of range", i);
         if (e->counted_ns > now + FUTURE_NS) BAD("device line %u: elastic stamp in the future", i);
+        const cc_compute_pace_t *pc = &r->pace[i];
+        if (pc->pid > PID_MAX || pc->pad || pc->pad2) BAD("device line %u: pacing pid or padding", i);
+        if (pc->wait_ns > now + FUTURE_NS || pc->multi_ns > now + FUTURE_NS)
+            BAD("device line %u: pacing stamp in the future", i);
     }
     for (unsigned k = 0; k < CC_COMPUTE_PROCS; k++) {
         const cc_compute_proc_t *p = &r->proc[k];

@@ -34,7 +34,10 @@ int cc_parse_bool(const char *s, int *out)
     return -1;
 }
 
-int cc_parse_percent(const char *s, uint32_t *out)
+/* A whole number lo..hi with blanks around it, optionally followed by
+ * unit (in any case). 0 and *out, or -1. */
+static int parse_whole(const char *s, const char *unit, unsigned long lo, unsigned long hi,
+                       uint32_t *out)
 {
     if (!s) return -1;
     while (isspace((unsigned char)*s)) s++;
@@ -43,12 +46,14 @@ int cc_parse_percent(const char *s, uint32_t *out)
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
     if (errno) return -1;
-    if (*end == '%') end++;
+    if (strncasecmp(end, unit, strlen(unit)) == 0) end += strlen(unit);
     while (isspace((unsigned char)*end)) end++;
-    if (*end || v > 100) return -1;
+    if (*end || v < lo || v > hi) return -1;
     *out = (uint32_t)v;
     return 0;
 }
+
+int cc_parse_percent(const char *s, uint32_t *out) { return parse_whole(s, "%", 0, 100, out); }
 
 /* ---- One option's value, as its kind (common/options.h) ---------------------- */
 
@@ -78,6 +83,9 @@ int cc_opt_parse(const cc_option_t *o, const char *s, uint64_t *out)
         if (*end || l < CC_LOG_ERROR || l > CC_LOG_DEBUG) return -1;
         return *out = (uint64_t)l, 0;
     }
+    case CC_KIND_MS:
+        if (parse_whole(s, "ms", CC_SM_BURST_MIN_MS, CC_SM_BURST_MAX_MS, &p) != 0) return -1;
+        return *out = p, 0;
     case CC_KIND_PATH:
     case CC_KIND_TEXT:
     case CC_KIND_IGNORED: break; /* any text */
@@ -93,6 +101,7 @@ static const char *kind_what(const cc_option_t *o, char *buf, size_t size)
     case CC_KIND_PERCENT: return "a percentage 0..100";
     case CC_KIND_SWITCH: return BOOL_WHAT;
     case CC_KIND_LEVEL: return "a log level 0..4";
+    case CC_KIND_MS: return "a number of milliseconds 1..1000";
     case CC_KIND_ENUM: {
         size_t n = (size_t)snprintf(buf, size, "one of");
         for (const cc_opt_choice_t *c = o->choices; c->word && n < size; c++)

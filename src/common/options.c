@@ -44,6 +44,15 @@ const cc_option_t cc_options[CC_OPT_COUNT] = {
                "idle time is borrowed up to it (docs/compute.md, \"Elastic caps\"); below the "
                "SM cap or without one: an error, the hard cap alone",
         .doc_dev = "elastic limit for device `i` (overrides the above)"},
+    [CC_OPT_SM_BURST] = {
+        .name = "CUDACAP_SM_BURST_MS",
+        .kind = CC_KIND_MS, .def = 0,
+        .def_note = "(125 ms x the cap: 37.5 ms of device time at a 30 % cap)",
+        .bad = "using the default",
+        .doc = "the most device time a container with an SM cap may run ahead of its share "
+               "(after an idle spell), and the largest lump its processes are paid in while "
+               "several of them wait at once (docs/compute.md, \"Pacing\"); a batch container "
+               "may raise it, a latency-bound one with several processes lower it"},
     [CC_OPT_STATE_DIR] = {
         .name = "CUDACAP_STATE_DIR", .alias = "CUDA_DEVICE_MEMORY_SHARED_CACHE",
         .alias_note = "(a file path; the folder is that path + `" CACHE_DIR_SUFFIX "`)",

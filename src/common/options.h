@@ -16,6 +16,7 @@ typedef enum {
     CC_KIND_LEVEL,   /* a log level 0..4 */
     CC_KIND_IGNORED, /* a HAMi name with no use here: a warning when set */
     CC_KIND_TEXT,    /* any text, read by its own module (no default) */
+    CC_KIND_MS,      /* milliseconds 1..1000, optionally ending in "ms" */
 } cc_opt_kind_t;
 
 typedef struct {
@@ -48,6 +49,7 @@ enum {
     CC_OPT_MEM_LIMIT,
     CC_OPT_SM_LIMIT,
     CC_OPT_SM_SOFT_LIMIT,
+    CC_OPT_SM_BURST,
     CC_OPT_STATE_DIR,
     CC_OPT_CONTROLLER,
     CC_OPT_LOG_LEVEL,

@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cap/compute/election.h"
 #include "common/clock.h"
@@ -72,6 +73,7 @@ void cc_bucket_sanitize(int64_t *b, const cc_drip_t *d)
 #else
     int64_t c = ceiling_of(d), share = cc_drip_share(d);
     int64_t hi = c > share ? c : share;
+    if (d->burst > hi) hi = d->burst;
     int64_t lo = -(CC_BUCKET_MAX_COST + 4 * hi);
     int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
     /* A CAS from the value read: a deduction made meanwhile is never lost
@@ -119,17 +121,24 @@ int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_s
      * have exited) the bucket holds one period, not ten (seen: 1 s of
      * tokens, the device at 100 % for a second). */
     int64_t hi = add < share ? add : share;
-    cc_bucket_add(b, add, d->capacity > hi ? d->capacity : hi);
+    hi = d->capacity > hi ? d->capacity : hi;
+    /* The operator's burst replaces that ceiling: the container never runs
+     * further ahead of its share than it says. Tokens are lost only when the
+     * bucket already holds that much, i.e. while the container is not using
+     * its share. */
+    if (d->burst > 0) hi = d->burst;
+    cc_bucket_add(b, add, hi);
     return add;
 }
 
-/* How long a waiter lets tokens accrue before paying them in: until they
- * cover CC_DRIP_LUMP launches like its own (at most one period's share, at
- * least CC_DRIP_STEP_NS). Paid one launch at a time, the supply would reach
- * each process as single kernels spread evenly over every sample, and
- * NVML's per-process figures, whole percents, round such a trickle the same
- * way every time: 8 processes at cap 10 each ran one 1.54 ms kernel per
- * 100 ms sample, read as 2 %, and the container got 0.84-0.87 of its cap
+/* Lumps (while several processes of the container wait, cc_pace_contended):
+ * a waiter lets tokens accrue until they cover CC_DRIP_LUMP launches like
+ * its own (at most one period's share, at least CC_DRIP_STEP_NS) before
+ * paying them in. Paid one launch at a time, the supply would reach each
+ * process as single kernels spread evenly over every sample, and NVML's
+ * per-process figures, whole percents, round such a trickle the same way
+ * every time: 8 processes at cap 10 each ran one 1.54 ms kernel per 100 ms
+ * sample, read as 2 %, and the container got 0.84-0.87 of its cap
  * (bench/compute_accuracy; 0.95-0.97 with lumps of 4 launches, 1.00 with 8).
  * A lump lets the process that pays it run a burst of its launches, and its
  * figures vary from sample to sample.
@@ -137,7 +146,8 @@ int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_s
  * low caps): on the H200, four processes alternating 1 ms lumps of 0.25 ms
  * kernels got 0.26 of their uncapped throughput at cap 30 where 5 ms lumps
  * got 0.31, at the same NVML utilization and p90 (docs/validation.md):
- * switching between processes' contexts costs device time. */
+ * switching between processes' contexts costs device time. The burst, when
+ * set, bounds the lump (a latency-bound container asks for small ones). */
 static uint64_t drip_step(const cc_drip_t *d, int64_t cost)
 {
     int64_t share = cc_drip_share(d);
@@ -146,60 +156,164 @@ static uint64_t drip_step(const cc_drip_t *d, int64_t cost)
     if (least > CC_DRIP_LUMP_MIN_NS) least = CC_DRIP_LUMP_MIN_NS;
     if (lump < least) lump = least;
     if (lump > share) lump = share;
+    if (d->burst > 0 && lump > d->burst) lump = d->burst;
     uint64_t step = (uint64_t)((double)lump * (double)CC_PERIOD_NS / (double)share);
     return step < CC_DRIP_STEP_NS ? CC_DRIP_STEP_NS : step;
 }
 
+int cc_pace_contended(cc_compute_pace_t *p, uint32_t pid, uint64_t now)
+{
+#ifdef CC_TEST_LUMP_ALWAYS /* negative control of compute.step: lumps for every waiter */
+    (void)p, (void)pid, (void)now;
+    return 1;
+#endif
+    if (!p) return 0;
+    /* Relaxed throughout: a hint about who waits, guarding no data. Stores
+     * only when something changes or once per CC_PACE_STEP_NS, so that
+     * waiters of one process do not bounce the line for nothing. */
+    uint32_t who = __atomic_load_n(&p->pid, __ATOMIC_RELAXED);
+    uint64_t when = __atomic_load_n(&p->wait_ns, __ATOMIC_RELAXED);
+    if (who != pid) {
+        if (who && when <= now && now - when < CC_PACE_WINDOW_NS)
+            __atomic_store_n(&p->multi_ns, now, __ATOMIC_RELAXED);
+        __atomic_store_n(&p->pid, pid, __ATOMIC_RELAXED);
+        __atomic_store_n(&p->wait_ns, now, __ATOMIC_RELAXED);
+    } else if (when > now || now - when >= CC_PACE_STEP_NS) {
+        __atomic_store_n(&p->wait_ns, now, __ATOMIC_RELAXED);
+    }
+    uint64_t m = __atomic_load_n(&p->multi_ns, __ATOMIC_RELAXED);
+    /* A stamp in the future (another process's clock read a little later,
+     * or a forged one) counts only within one window of now. */
+    return m && m < now + CC_PACE_WINDOW_NS && m + CC_PACE_WINDOW_NS > now;
+}
+
+static uint32_t rnd_next(uint64_t seed)
+{
+    static __thread uint32_t rnd;
+    if (!rnd) rnd = (uint32_t)(uintptr_t)&rnd ^ (uint32_t)seed ^ 0x9e3779b9u;
+    rnd ^= rnd << 13;
+    rnd ^= rnd >> 17;
+    rnd ^= rnd << 5;
+    return rnd;
+}
+
+/* Threads of this process inside a wait (paced waits jitter only when
+ * there are several: one waiter sleeps exactly what it needs). */
+static int waiting_here;
+
+/* Paced: how long until the tokens this waiter needs have accrued. The
+ * bucket holds cur (<= floor: the previous launches' debt); the stamp says
+ * up to when the share was paid in; the bucket then passes floor at
+ * last + (floor + 1 - cur) x period / share. */
+static int64_t paced_sleep(int64_t *b, const cc_drip_t *d, int64_t floor, uint64_t now)
+{
+    int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
+    uint64_t last = __atomic_load_n(d->accrued_ns, __ATOMIC_RELAXED);
+    int64_t share = cc_drip_share(d);
+    if (cur > floor) cur = floor;
+    if (last == 0 || last > now) last = now;
+    double wake = (double)last + ((double)floor + 1.0 - (double)cur) * (double)CC_PERIOD_NS / (double)share;
+    double ns = wake - (double)now;
+    if (ns < (double)CC_PACE_STEP_NS) ns = (double)CC_PACE_STEP_NS;
+    if (ns > (double)CC_PACE_MAX_SLEEP_NS) ns = (double)CC_PACE_MAX_SLEEP_NS;
+    if (__atomic_load_n(&waiting_here, __ATOMIC_RELAXED) > 1) /* x1..1.25: threads take turns */
+        ns += ns * (double)(rnd_next(now) % 256) / 1024.0;
+    return (int64_t)ns;
+}
+
+/* Lumps: sleep about the time the supply takes to repay the debt, between
+ * 0.2 ms (latency) and 5 ms (a refill period is 100 ms; finer steps keep
+ * equal waiters equally likely to win the next tokens). */
+static int64_t lump_sleep(int64_t *b, const cc_drip_t *d, uint64_t t0, uint64_t now)
+{
+    int64_t rate_ns_per_s = d ? cc_drip_share(d) * (int64_t)(1000000000ull / CC_PERIOD_NS) : 0;
+    int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
+    int64_t ns = 5000000;
+    if (rate_ns_per_s > 0 && cur <= 0) {
+        double need = (1.0 - (double)cur) * 1e9 / (double)rate_ns_per_s;
+        ns = need > 5e6 ? 5000000 : need < 2e5 ? 200000 : (int64_t)need;
+    }
+    /* Jitter (x0.5..1.5): equal waiters must not keep the same phase
+     * against the refill grid, or the same one always wins. */
+    ns = ns / 2 + (int64_t)((uint64_t)ns * (rnd_next(t0) % 1024) / 1024);
+    /* Aging: the longer a waiter has waited, the more often it looks, so
+     * that among many waiters at a low cap none starves behind luckier
+     * ones (8 processes at 10 %: Jain's index 0.72 without it in one
+     * run). 20 ms of waiting halves the sleep. */
+    uint64_t waited = now - t0;
+    ns = (int64_t)((double)ns * 20e6 / (20e6 + (double)waited));
+    return ns < 100000 ? 100000 : ns;
+}
+
+/* Admission against a floor: deducts cost while the bucket is above floor
+ * (cc_bucket_try_take is this with floor 0, on the launch path). */
+static int take_above(int64_t *b, int64_t cost, int64_t floor)
+{
+    if (cost < 0) cost = 0;
+    if (cost > CC_BUCKET_MAX_COST) cost = CC_BUCKET_MAX_COST;
+    int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
+    while (cur > floor) {
+        int64_t next = cur - cost < CC_BUCKET_MIN ? CC_BUCKET_MIN : cur - cost;
+        if (__atomic_compare_exchange_n(b, &cur, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return 1;
+    }
+    return 0;
+}
+
+/* Until when this thread's launches belong to the step whose first launch
+ * waited (paced mode only). An eager decode step is several launches
+ * issued microseconds apart, then a synchronize: paced one by one, each
+ * launch slept its own few hundred microseconds, and each sleep is a
+ * chance for a late wake-up (on the H200's host, an eager step of four
+ * kernels had a p99 of 1.6-1.8x the paced ideal where one graph replay a
+ * step had 0.9-1.06x). A step's later launches are admitted into a debt
+ * of at most CC_PACE_GROUP_MAX_NS instead; the next step's first launch,
+ * which comes after the synchronize, waits until all of it is repaid, so
+ * the step takes what its share allows, with one sleep. A deep queue stays
+ * in one group and is paced launch by launch at that floor. */
+static __thread uint64_t group_until;
+
 uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_drip_t *drip)
 {
     if (cc_bucket_try_take(b, cost)) return 0;
-    uint64_t t0 = cc_mono_ns();
+    uint64_t t0 = cc_mono_ns(), now = t0;
 #ifdef CC_TEST_NO_DRIP /* negative control of tests/compute_smooth.c: tokens only at refills */
     drip = NULL;
 #endif
-    /* Tokens since the last payment: often enough that nobody sleeps. */
-    uint64_t step = drip ? drip_step(drip, cost) : 0;
-    if (drip && cc_drip_pay(b, drip, t0, step, -1) && cc_bucket_try_take(b, cost))
-        return cc_mono_ns() - t0;
-    int64_t rate_ns_per_s = drip ? cc_drip_share(drip) * (int64_t)(1000000000ull / CC_PERIOD_NS) : 0;
-    /* Only store when clear: a line every waiter writes every wake would
-     * bounce between processes for nothing. */
-    if (throttled && !__atomic_load_n(throttled, __ATOMIC_RELAXED))
-        __atomic_store_n(throttled, 1, __ATOMIC_RELAXED);
+    /* One syscall per wait (not per wake): fork children differ. */
+    uint32_t me = (uint32_t)getpid();
+    int in_group = drip && t0 < group_until;
+#ifdef CC_TEST_NO_GROUP /* negative control of compute.step.eager: every launch paced alone */
+    in_group = 0;
+#endif
+    int64_t floor = 0;
+    if (in_group) {
+        floor = -CC_PACE_GROUP_MAX_NS;
+        if (drip->burst > 0 && drip->burst < CC_PACE_GROUP_MAX_NS) floor = -drip->burst;
+    }
+    uint64_t slept = 0;
+    __atomic_add_fetch(&waiting_here, 1, __ATOMIC_RELAXED);
     for (;;) {
-        int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
-        /* Sleep about the time the refill takes to repay the debt, between
-         * 0.2 ms (latency) and 5 ms (a refill period is 100 ms; finer steps
-         * keep equal waiters equally likely to win the next tokens). */
-        int64_t ns = 5000000;
-        if (rate_ns_per_s > 0 && cur <= 0) {
-            double need = (1.0 - (double)cur) * 1e9 / (double)rate_ns_per_s;
-            ns = need > 5e6 ? 5000000 : need < 2e5 ? 200000 : (int64_t)need;
-        }
-        /* Jitter (x0.5..1.5): equal waiters must not keep the same phase
-         * against the refill grid, or the same one always wins. */
-        static __thread uint32_t rnd;
-        if (!rnd) rnd = (uint32_t)(uintptr_t)&rnd ^ (uint32_t)t0 ^ 0x9e3779b9u;
-        rnd ^= rnd << 13;
-        rnd ^= rnd >> 17;
-        rnd ^= rnd << 5;
-        ns = ns / 2 + (int64_t)((uint64_t)ns * (rnd % 1024) / 1024);
-        /* Aging: the longer a waiter has waited, the more often it looks, so
-         * that among many waiters at a low cap none starves behind luckier
-         * ones (8 processes at 10 %: Jain's index 0.72 without it in one
-         * run). 20 ms of waiting halves the sleep. */
-        uint64_t waited = cc_mono_ns() - t0;
-        ns = (int64_t)((double)ns * 20e6 / (20e6 + (double)waited));
-        if (ns < 100000) ns = 100000;
-        struct timespec ts = {0, ns};
-        nanosleep(&ts, NULL);
-        if (drip) cc_drip_pay(b, drip, cc_mono_ns(), step, -1);
-        if (cc_bucket_try_take(b, cost)) break;
-        /* The refill winner clears the flag each period: a waiter that is
-         * still waiting says so again, or the controller would see an idle
-         * container and bypass. */
+        int lumps = drip && cc_pace_contended(drip->pace, me, now);
+        if (lumps) floor = 0;
+        /* Tokens since the last payment: often enough that nobody sleeps. */
+        uint64_t step = !drip ? 0 : lumps ? drip_step(drip, cost) : CC_PACE_STEP_NS;
+        if (drip) cc_drip_pay(b, drip, now, step, -1);
+        if (take_above(b, cost, floor)) break;
+        /* Only store when clear: a line every waiter writes every wake
+         * would bounce between processes for nothing. The refill winner
+         * clears the flag each period: a waiter still waiting says so
+         * again, or the controller would see an idle container and bypass. */
         if (throttled && !__atomic_load_n(throttled, __ATOMIC_RELAXED))
             __atomic_store_n(throttled, 1, __ATOMIC_RELAXED);
+        int64_t ns = drip && !lumps ? paced_sleep(b, drip, floor, now) : lump_sleep(b, drip, t0, now);
+        struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
+        nanosleep(&ts, NULL);
+        slept = 1;
+        now = cc_mono_ns();
     }
-    return cc_mono_ns() - t0;
+    __atomic_sub_fetch(&waiting_here, 1, __ATOMIC_RELAXED);
+    now = cc_mono_ns();
+    group_until = now + CC_PACE_GROUP_GAP_NS;
+    return slept ? now - t0 : 0;
 }

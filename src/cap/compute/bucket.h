@@ -9,6 +9,8 @@
 #include <sched.h>
 #include <stdint.h>
 
+#include "cudacap/compute_region.h"
+
 /* Largest single charge (10 s): keeps cur - cost far from overflow whatever a
  * caller passes. */
 #define CC_BUCKET_MAX_COST 10000000000ll
@@ -93,10 +95,15 @@ static inline void cc_bucket_charge(int64_t *b, int64_t cost)
  * tokens at once let the waiting processes spend them in one burst (the
  * device at 100 % for cap x 100 ms, then idle), which averages to the cap
  * but swings NVML's shorter, unaligned windows from 0 to 100 % (the H200's
- * p90 was cap + 17; tests/compute_smooth.c). A waiter pays in once the
- * accrued tokens cover CC_DRIP_LUMP launches like its own (bucket.c says
- * why), and never more often than every CC_DRIP_STEP_NS: waiters CAS the
- * stamp at most 2000 times a second. */
+ * p90 was cap + 17; tests/compute_smooth.c).
+ *
+ * How a waiter is paid (docs/compute.md, "Pacing"): while one process of
+ * the container waits for tokens, it sleeps exactly until the tokens it
+ * needs have accrued and pays them in (paced: a decode step waits what its
+ * share implies, no more). While two or more processes' waits overlap
+ * (cc_compute_pace_t), waiters pay in lumps of CC_DRIP_LUMP launches like
+ * their own, at least CC_DRIP_LUMP_MIN_NS, never more often than every
+ * CC_DRIP_STEP_NS (bucket.c says why lumps). */
 #define CC_DRIP_STEP_NS 500000ull
 #ifndef CC_DRIP_LUMP /* -D overrides: for measurements on a real GPU */
 #define CC_DRIP_LUMP 8
@@ -104,15 +111,43 @@ static inline void cc_bucket_charge(int64_t *b, int64_t cost)
 #ifndef CC_DRIP_LUMP_MIN_NS /* and at least this, or a quarter period's share */
 #define CC_DRIP_LUMP_MIN_NS 5000000
 #endif
+/* Paced: a waiter pays at most every CC_PACE_STEP_NS (several threads of
+ * one process then CAS the stamp at most 50000 times a second) and sleeps at
+ * most CC_PACE_MAX_SLEEP_NS at a time (it looks at the share and the other
+ * processes again after that). Two processes' waits within
+ * CC_PACE_WINDOW_NS of each other mean lumps for that long. */
+#define CC_PACE_STEP_NS 20000ull
+#define CC_PACE_MAX_SLEEP_NS 5000000ull
+#define CC_PACE_WINDOW_NS 200000000ull
+/* A step's launches wait once: a launch that comes within
+ * CC_PACE_GROUP_GAP_NS of this thread's previous waited-for admission is
+ * admitted while the bucket's debt is under CC_PACE_GROUP_MAX_NS (or the
+ * burst, if smaller), so an eager step of several kernels sleeps before its
+ * first launch only (bucket.c, cc_bucket_take). */
+#ifndef CC_PACE_GROUP_GAP_NS /* -D overrides: for measurements on a real GPU */
+#define CC_PACE_GROUP_GAP_NS 100000ull
+#endif
+#define CC_PACE_GROUP_MAX_NS 2000000ll
 typedef struct cc_drip {
     uint64_t *accrued_ns; /* shared stamp (compute region) or a private one */
     const int64_t *share; /* controller output, ns per nominal period */
     int64_t capacity;     /* ceiling of what accrual may fill the bucket to */
     int64_t share_ceiling; /* an elastic line's: its soft limit's capacity (0: capacity) */
+    /* CUDACAP_SM_BURST_MS in ns (0: not set): the most the bucket may hold
+     * (the device time the container may run ahead of its share), and the
+     * largest lump. */
+    int64_t burst;
+    cc_compute_pace_t *pace; /* who waited last (region or private); NULL: always paced */
 } cc_drip_t;
 
+/* 1 when pace says another process than pid waited within
+ * CC_PACE_WINDOW_NS of now (then notes it); records pid's wait at now. A
+ * hint from a shared file: any value gives 0 or 1, nothing else. */
+int cc_pace_contended(cc_compute_pace_t *pace, uint32_t pid, uint64_t now);
+
 /* Pays share x (now - *accrued_ns) / period into the bucket b, never past
- * max(capacity, one period's share) (an idle bucket fills to capacity),
+ * the burst when one is set, else max(capacity, one period's share) (an
+ * idle bucket fills to capacity),
  * when at least min_step has passed; share < 0 means "read *d->share".
  * The interval is capped at 10 periods. A first call only sets the stamp.
  * Returns the tokens added. */

@@ -14,6 +14,8 @@
 #include "cudacap/compute_region.h"
 #include "cudacap/nvml.h"
 
+#define CC_UNTIMED_SLOTS 9 /* the probe and 8 more (gate.c) */
+
 enum cc_compute_device_state {
     CC_DEV_UNSET = 0,    /* not set up yet (first use sets it up) */
     CC_DEV_CAPPED = 1,   /* capped: the fields below are valid */
@@ -42,6 +44,7 @@ struct cc_compute_device {
     uint32_t cap_pm;         /* the hard cap */
     uint32_t soft_pm;        /* the elastic limit (> cap_pm), or 0 (elastic.h) */
     cc_compute_elastic_t own_el;
+    cc_compute_pace_t own_pace; /* a per-process bucket's: only this process waits on it */
     int64_t nominal;         /* cap x period: ns of device time per period */
     int64_t capacity;        /* bucket ceiling for refills */
     uint64_t own_accrued;    /* the stamp of a per-process bucket */
@@ -72,10 +75,12 @@ struct cc_compute_device {
     uint32_t split_pid[16];
     uint16_t split_pm[16];
     unsigned split_n;
-    /* 1 while a launch of a never-timed shape is in flight on this device
-     * (its timing pending): the only launch admitted without a charge
-     * (gate.c). Set by CAS, cleared (release) when its timing completes. */
-    int probe;
+    /* Launches of never-timed shapes in flight on this device (their timings
+     * pending), admitted without a charge (gate.c): slot 0, the probe,
+     * always; the others only while the bucket holds at least half its
+     * capacity (the container below its cap). Each 1 while held: set by
+     * CAS, cleared (release) when its timing completes. */
+    int probe[CC_UNTIMED_SLOTS];
 };
 
 /* The device's current view. One acquire load, a plain mov on x86: all a
@@ -138,6 +143,18 @@ int64_t cc_cost_fallback(void);
 void *cc_cost_begin(CUstream s, int ptsz, int *probe);
 void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int64_t charged,
                  cc_compute_dev_t *line, int launched);
+/* The device time a timed launch is charged, from its events' elapsed
+ * time and gap: the host's time from recording the start event to the
+ * launch's return when the start event had completed by then (an idle
+ * stream), else 0 (cost.c, start_gap). On an idle stream the start event
+ * completes when it is recorded and the kernel starts only when it is
+ * submitted, so the events measure that gap plus the kernel: an empty
+ * kernel launched and synchronised one by one was timed at its launch cost.
+ * So the gap comes off, but never more than half of the elapsed time (a
+ * kernel hidden inside the gap is charged half of it; what such a tiny
+ * kernel's charge gets wrong NVML corrects). An elapsed time under the gap
+ * is kept as it is. */
+int64_t cc_cost_kernel_ns(int64_t elapsed, int64_t gap);
 /* Completes measurements that finished; at most max (0 = all). */
 void cc_cost_poll(int max);
 /* The cap is on (cc_compute_decide_mode): registers cost.c's fork reset. */

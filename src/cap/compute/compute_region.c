@@ -58,6 +58,7 @@ int cc_compute_claim_device(cc_compute_region_t *r, const char *uuid, int64_t no
                     init_line(&r->dev[i], nominal, cap_pm);
                     __atomic_store_n(&r->accrued_ns[i], 0, __ATOMIC_RELAXED);
                     memset(&r->elastic[i], 0, sizeof r->elastic[i]);
+                    memset(&r->pace[i], 0, sizeof r->pace[i]);
                     __atomic_store_n(&u->state, 2, __ATOMIC_RELEASE);
                     return (int)i;
                 }

@@ -111,13 +111,16 @@ static void open_region_locked(void)
  * process runs with into the elastic state, for cudacap status (display:
  * each process keeps its own from its environment). */
 static void fill_view(struct cc_compute_view *v, const struct cc_compute_device *d, int idx,
-                      cc_compute_dev_t *line, uint64_t *accrued, cc_compute_elastic_t *el)
+                      cc_compute_dev_t *line, uint64_t *accrued, cc_compute_elastic_t *el,
+                      cc_compute_pace_t *pace)
 {
     v->idx = idx;
     v->line = line;
     v->drip.accrued_ns = accrued;
     v->drip.share = &line->share;
     v->drip.capacity = d->capacity;
+    v->drip.burst = (int64_t)cc_cfg.sm_burst_ms * 1000000;
+    v->drip.pace = pace;
     /* An elastic line's share may reach the soft limit's (bucket.c). */
     v->drip.share_ceiling = d->soft_pm ? (int64_t)(CC_PERIOD_NS * d->soft_pm / 1000) * 5 / 4 : 0;
     v->el = el;
@@ -138,7 +141,7 @@ static int own_view(struct cc_compute_device *d)
     line->up_limit_pm = st.up_limit_pm;
     line->excl_debounced = st.excl_debounced;
     d->own_accrued = 0;
-    fill_view(&d->own, d, -1, line, &d->own_accrued, &d->own_el);
+    fill_view(&d->own, d, -1, line, &d->own_accrued, &d->own_el, &d->own_pace);
     return 0;
 }
 
@@ -183,7 +186,8 @@ static void setup_locked(struct cc_compute_device *d, int ordinal)
         register_proc();
     }
     if (idx >= 0) {
-        fill_view(&d->shared, d, idx, &r->dev[idx], &r->accrued_ns[idx], &r->elastic[idx]);
+        fill_view(&d->shared, d, idx, &r->dev[idx], &r->accrued_ns[idx], &r->elastic[idx],
+                  &r->pace[idx]);
         __atomic_store_n(&d->view, &d->shared, __ATOMIC_RELEASE);
     } else if (own_view(d) == 0) {
         __atomic_store_n(&d->view, &d->own, __ATOMIC_RELEASE);
@@ -262,7 +266,8 @@ static void join_line_locked(struct cc_compute_device *d, cc_compute_region_t *r
                 d->uuid);
         return;
     }
-    fill_view(&d->shared, d, idx, &r->dev[idx], &r->accrued_ns[idx], &r->elastic[idx]);
+    fill_view(&d->shared, d, idx, &r->dev[idx], &r->accrued_ns[idx], &r->elastic[idx],
+                  &r->pace[idx]);
     /* Release: a launch that loads the new view sees its fields (the old
      * one stays valid for a launch still inside it). */
     __atomic_store_n(&d->view, &d->shared, __ATOMIC_RELEASE);
@@ -297,7 +302,7 @@ static void fork_child(void)
     __atomic_store_n(&my_slot, -1, __ATOMIC_SEQ_CST);
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
         cdevs[i].last_pub_ns = 0;
-        cdevs[i].probe = 0; /* the parent's pending timing is not ours */
+        memset(cdevs[i].probe, 0, sizeof cdevs[i].probe); /* the parent's pending timings */
     }
 }
 

@@ -55,6 +55,9 @@ struct pair {
     int64_t charged;
     cc_compute_dev_t *line;
     int *probe;       /* the device's untimed-shape slot this timing holds, or NULL */
+    uint64_t host_a;  /* clock before the start event was recorded */
+    int64_t host_gap; /* host time from then to the launch's return, when the start event
+                       * had completed by then (an idle stream); else 0 (cc_cost_kernel_ns) */
 };
 static struct pair pairs[CC_COST_PAIRS];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -150,11 +153,30 @@ void *cc_cost_begin(CUstream s, int ptsz, int *probe)
         }
         p->ctx = ctx;
     }
+    p->host_a = cc_mono_ns();
     if ((ptsz ? port->event_record_ptsz : port->event_record)(p->a, s) != CUDA_SUCCESS) {
         __atomic_store_n(&p->busy, PAIR_FREE, __ATOMIC_RELEASE);
         return NULL;
     }
     return p;
+}
+
+/* The host's time from recording the start event to the launch's return,
+ * if the start event has completed by then: the stream was idle, and the
+ * events will measure that gap plus the kernel (cc_cost_kernel_ns). If not,
+ * work was queued before it, the events will run back to back and measure
+ * the kernel alone: 0. The query runs in relaxed capture mode, as the polls
+ * do (another thread may be capturing in global mode); without the
+ * exchange (a pre-10.1 driver), no query and 0. Three driver calls, on a
+ * timed launch only (one per shape per CC_COST_SAMPLE_NS). */
+static int64_t start_gap(const cc_port_t *port, const struct pair *p)
+{
+    int64_t gap = (int64_t)(cc_mono_ns() - p->host_a);
+    CUstreamCaptureMode saved;
+    if (cc_capture_relaxed_enter(&saved) != 0) return 0;
+    int idle = port->event_query(p->a) == CUDA_SUCCESS;
+    cc_capture_relaxed_leave(&saved);
+    return idle ? gap : 0;
 }
 
 /* A timed launch costs est, not a timing inflated by queueing; the
@@ -193,6 +215,16 @@ static void settle_untimed(const struct pair *p, CUresult r)
     settle(p->line, cc_cost_fallback(), p->charged);
 }
 
+int64_t cc_cost_kernel_ns(int64_t elapsed, int64_t gap)
+{
+#ifdef CC_TEST_GAP_CHARGED /* negative control of compute.tiny: the host's gap charged */
+    gap = 0;
+#endif
+    if (gap <= 0 || elapsed < gap) return elapsed;
+    int64_t cut = elapsed - gap;
+    return cut > elapsed / 2 ? cut : elapsed / 2;
+}
+
 /* Called with mu held (it guards the windows). */
 static void charge_shape(void *key, uint64_t blocks, int64_t charged, int64_t ns,
                          cc_compute_dev_t *line)
@@ -218,6 +250,7 @@ void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int6
     struct pair *p = m;
     if (!p) return;
     const cc_port_t *port = cc_port();
+    p->host_gap = launched ? start_gap(port, p) : 0;
     if (!launched || (ptsz ? port->event_record_ptsz : port->event_record)(p->b, s) != CUDA_SUCCESS) {
         if (p->probe) __atomic_store_n(p->probe, 0, __ATOMIC_RELEASE);
         p->probe = NULL;
@@ -270,7 +303,8 @@ void cc_cost_poll(int max)
         __atomic_sub_fetch(&cc_cost_pending, 1, __ATOMIC_RELAXED);
         done++;
         if (r == CUDA_SUCCESS && ms >= 0)
-            charge_shape(p->key, p->blocks, p->charged, (int64_t)((double)ms * 1e6), p->line);
+            charge_shape(p->key, p->blocks, p->charged,
+                         cc_cost_kernel_ns((int64_t)((double)ms * 1e6), p->host_gap), p->line);
         else
             settle_untimed(p, r);
         /* Release: a launch waiting on the slot then finds the estimate. */

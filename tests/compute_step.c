@@ -1,0 +1,103 @@
+/* Step latency under a compute cap (issue 23): a decode loop, one 0.8 ms
+ * step (one launch: plain; the replay of a two-kernel graph: graph; four
+ * 0.2 ms launches: eager) then a synchronize, alone in its container at
+ * CUDACAP_SM_LIMIT (30 here). Paced
+ * evenly, a step takes 0.8 ms / cap (2.67 ms at 30): the tokens a step
+ * needs accrue in that time, and the launch sleeps until they have.
+ *
+ * Bounds: the p50 step within 1.5x that ideal, the p99 within 2.5x (room
+ * for a loaded 2-core machine's wake-ups; measured here 1.0-1.1x and
+ * 1.05-1.3x), and the rate within 0.8..1.2 of cap x bare.
+ * Control (compute.step.*.control, WILL_FAIL): the library built with
+ * CC_TEST_LUMP_ALWAYS, every waiter paid in lumps of at least 5 ms of
+ * device time as before pacing: half the steps run at once, then one
+ * sleeps 5 ms / cap (p99 16.7 ms at cap 30: 6.3x the ideal). Checked by
+ * running it: it fails every run on the p99 bound.
+ *
+ * eager: a step's launches sleep once, before the first (bucket.c, the
+ * step group): the p90 time inside a step's 2nd-4th launch calls stays
+ * under 100 us (measured: a few us). Control (compute.step.eager.control):
+ * CC_TEST_NO_GROUP, every launch paced alone, each of the three sleeps
+ * 0.2 ms x (1 - cap) / cap = 0.47 ms at cap 30; it fails every run on that
+ * bound. */
+#include <cuda.h>
+#include <stdio.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "spin_setup.h"
+#include "step_loop.h"
+
+/* shapes: work below its cap pays nothing for new shapes. After 0.3 s
+ * idle (the bucket refilled), two batches of 8 never-timed shapes (grid
+ * sizes of a 0.2 ms kernel), each launched once, no sync within a batch: a
+ * launch of a new shape runs beside the pending probe (gate.c) instead of
+ * waiting for its timing, so no launch call takes 150 us (a wait for a
+ * queued 0.2 ms probe takes at least that; measured: none). Control
+ * (compute.step.shapes.control): CC_TEST_NO_HEADROOM, every new shape waits
+ * for the probe: 14 of the 16 launches wait; it fails every run. */
+static int shapes(void)
+{
+    CUfunction fn;
+    CUstream s;
+    int sms;
+    if (spin_setup("spin_200us", &fn, &s, &sms) != 0) CHECK_EXIT();
+    CHECK_CU(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL)); /* the watcher starts */
+    CHECK_CU(cuStreamSynchronize(s));
+    struct timespec idle = {0, 300000000};
+    nanosleep(&idle, NULL);
+    int slow = 0;
+    double worst = 0;
+
+    for (int i = 0; i < 16; i++) {
+        uint64_t a = step_now_ns();
+        CHECK_CU(cuLaunchKernel(fn, 2 + (unsigned)i, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+        double us = (double)(step_now_ns() - a) / 1e3;
+        slow += us > 150;
+        if (us > worst) worst = us;
+        if (i == 7) CHECK_CU(cuStreamSynchronize(s));
+    }
+    CHECK_CU(cuStreamSynchronize(s));
+    printf("16 new shapes below the cap: %d launch calls over 150 us, the longest %.0f us\n", slow,
+           worst);
+    CHECK(slow <= 1, "%d launch calls waited (the longest %.0f us)", slow, worst);
+    CHECK_EXIT();
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "plain";
+    const char *cap_s = getenv("CUDACAP_SM_LIMIT");
+    double cap = cap_s ? atof(cap_s) / 100.0 : 0;
+    if (cap <= 0 || cap >= 1) {
+        fprintf(stderr, "set CUDACAP_SM_LIMIT to 1..99\n");
+        return 2;
+    }
+    if (strcmp(mode, "shapes") == 0) return shapes();
+    int graph = strcmp(mode, "graph") == 0, eager = strcmp(mode, "eager") == 0;
+    CUfunction fn;
+    CUstream s;
+    int sms;
+    if (spin_setup(graph ? "spin_400us" : eager ? "spin_200us" : "spin_800us", &fn, &s, &sms) != 0)
+        CHECK_EXIT();
+    CUgraphExec x = graph ? step_graph(fn, (unsigned)sms, s, 2) : NULL;
+    CHECK(!graph || x, "graph capture failed");
+    struct step_stats st = {0, 0, 0, 0, 0, 0};
+    CHECK_CU(step_loop(fn, (unsigned)sms, eager ? 4 : 1, x, s, 1.0, 3.0, &st));
+    if (check_failures) CHECK_EXIT();
+    double ideal = 0.8 / cap, bare_rate = 1000.0 / 0.8;
+    printf("%s steps at cap %.0f%%: p50 %.2f ms, p99 %.2f ms, max %.2f ms (ideal %.2f ms: p99 "
+           "%.2fx); %.0f steps/s = %.3f of bare (cap %.2f); later launches p90 %.1f us\n",
+           mode, cap * 100, st.p50_ms, st.p99_ms, st.max_ms, ideal, st.p99_ms / ideal,
+           st.steps_per_s, st.steps_per_s / bare_rate, cap, st.later_p90_us);
+    CHECK(st.n > 100, "%u steps measured", st.n);
+    CHECK(st.p50_ms <= 1.5 * ideal, "p50 %.2f ms, ideal %.2f ms", st.p50_ms, ideal);
+    CHECK(st.p99_ms <= 2.5 * ideal, "p99 %.2f ms, bound 2.5 x %.2f ms", st.p99_ms, ideal);
+    double share = st.steps_per_s / bare_rate;
+    CHECK(share > 0.8 * cap && share < 1.2 * cap, "%.3f of bare at cap %.2f", share, cap);
+    CHECK(!eager || st.later_p90_us < 100, "a step's later launches: p90 %.1f us inside the call",
+          st.later_p90_us);
+    CHECK_EXIT();
+}

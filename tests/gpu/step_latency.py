@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""What a latency-sensitive client feels under the compute cap (issue 23),
+run by tests/gpu/issue23.sh. Each worker writes one line of results to OUT
+(and prints it):
+  step_latency.py decode graph|eager SECS OUT   an inference server's decode
+      loop: one step = 3 chained bf16 4096^2 matmuls (~0.6 ms on the H200),
+      replayed from a torch.cuda.graph (graph) or launched (eager), then a
+      synchronize; 2 s warm-up, SECS measured.
+      OUT: p50_ms p99_ms max_ms steps_per_s t_from t_to (the measured
+      window in wall-clock seconds, for the NVML sampler beside it)
+  step_latency.py tiny SECS OUT          an empty CuPy kernel, launched and
+      synchronised one by one: launch-to-completion. OUT: p50_us p99_us
+  step_latency.py shapes OUT             16 grid sizes x 62 launches of an
+      empty CuPy kernel, round-robin, no sync: the time inside each launch
+      call. OUT: p50_us p99_us
+  step_latency.py gpt2 TOKENS OUT        GPT-2 small (random weights: no
+      download), fp16, batch 1, generate TOKENS tokens greedily after one
+      warm-up generate. OUT: ms_per_token
+  step_latency.py tokloop SECS OUT       a token-generation loop of tiny
+      kernels (64 small ops a token on 1x768 tensors, a sync a token).
+      OUT: mean_ms std_ms p99_ms"""
+import statistics, sys, time
+
+
+def out_line(path, s):
+    open(path, "w").write(s + "\n")
+    print(s, flush=True)
+
+
+def pct(v, q):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(len(v) * q))]
+
+
+def decode(mode, secs, out):
+    import torch
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16) / 64
+    x = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+
+    def step():
+        t = x @ a
+        t = t @ a
+        y.copy_(t @ a)
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    run = step
+    if mode == "graph":
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            step()
+        run = g.replay
+    times, t_end_warm = [], time.perf_counter() + 2.0
+    t_end = t_end_warm + secs
+    wall_from = time.time() + 2.0
+    prev = time.perf_counter()
+    while True:
+        run()
+        torch.cuda.synchronize()
+        now = time.perf_counter()
+        if prev >= t_end_warm:
+            times.append(now - prev)
+        prev = now
+        if now >= t_end:
+            break
+    out_line(out, "%.3f %.3f %.3f %.1f %.3f %.3f" % (
+        pct(times, 0.5) * 1e3, pct(times, 0.99) * 1e3, max(times) * 1e3, len(times) / secs,
+        wall_from, time.time()))
+
+
+def empty_kernel():
+    import cupy as cp
+    return cp, cp.RawKernel(r'extern "C" __global__ void k() {}', "k")
+
+
+def tiny(secs, out):
+    cp, k = empty_kernel()
+    dev = cp.cuda.Device()
+    for _ in range(2000):
+        k((1,), (32,), ())
+        dev.synchronize()
+    times, t_end = [], time.perf_counter() + secs
+    while time.perf_counter() < t_end:
+        a = time.perf_counter()
+        k((1,), (32,), ())
+        dev.synchronize()
+        times.append(time.perf_counter() - a)
+    out_line(out, "%.2f %.2f" % (pct(times, 0.5) * 1e6, pct(times, 0.99) * 1e6))
+
+
+def shapes(out):
+    cp, k = empty_kernel()
+    k((1,), (32,), ())  # the module loaded: not a first launch of any of the 16 shapes below
+    cp.cuda.Device().synchronize()
+    times = []
+    for i in range(16 * 62):
+        a = time.perf_counter()
+        k((100 + i % 16,), (32,), ())
+        times.append(time.perf_counter() - a)
+    cp.cuda.Device().synchronize()
+    out_line(out, "%.2f %.2f" % (pct(times, 0.5) * 1e6, pct(times, 0.99) * 1e6))
+
+
+def gpt2(tokens, out):
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+    torch.manual_seed(0)
+    m = GPT2LMHeadModel(GPT2Config()).cuda().half().eval()
+    ids = torch.randint(0, 50000, (1, 16), device="cuda")
+    kw = dict(max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False, pad_token_id=0)
+    with torch.no_grad():
+        m.generate(ids, **kw)
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        m.generate(ids, **kw)
+        torch.cuda.synchronize()
+    out_line(out, "%.3f" % ((time.perf_counter() - t) * 1e3 / tokens))
+
+
+def tokloop(secs, out):
+    import torch
+    h = torch.randn(1, 768, device="cuda")
+    w = torch.randn(768, device="cuda")
+    for _ in range(200):
+        for _ in range(16):
+            h = torch.tanh(h * w + 0.1) * 0.5
+        torch.cuda.synchronize()
+    times, t_end = [], time.perf_counter() + secs
+    while time.perf_counter() < t_end:
+        a = time.perf_counter()
+        for _ in range(16):  # 4 kernels each: 64 a token
+            h = torch.tanh(h * w + 0.1) * 0.5
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - a)
+    ms = [t * 1e3 for t in times]
+    out_line(out, "%.4f %.4f %.4f" % (statistics.mean(ms), statistics.pstdev(ms), pct(ms, 0.99)))
+
+
+if __name__ == "__main__":
+    w = sys.argv[1]
+    if w == "decode":
+        decode(sys.argv[2], float(sys.argv[3]), sys.argv[4])
+    elif w == "tiny":
+        tiny(float(sys.argv[2]), sys.argv[3])
+    elif w == "shapes":
+        shapes(sys.argv[2])
+    elif w == "gpt2":
+        gpt2(int(sys.argv[2]), sys.argv[3])
+    elif w == "tokloop":
+        tokloop(float(sys.argv[2]), sys.argv[3])
+    else:
+        sys.exit("unknown worker " + w)
