@@ -27,6 +27,14 @@ cc_compute_control(compute_bucket_plain compute_bucket.c CC_TEST_PLAIN_TAKE)
 add_test(NAME compute.bucket.deductions.control COMMAND compute_bucket_plain deductions)
 cc_compute_control(compute_bucket_store compute_bucket.c CC_TEST_BYPASS_STORE)
 add_test(NAME compute.bucket.bypass.control COMMAND compute_bucket_store bypass)
+# Who waits (pacing or lumps, bucket.c). Control: never lumps.
+add_test(NAME compute.bucket.pace COMMAND compute_bucket pace)
+cc_compute_control(compute_bucket_nodetect compute_bucket.c CC_TEST_NO_PACE_DETECT
+                   ${CC_CAP_SRC}/bucket.c)
+add_test(NAME compute.bucket.pace.control COMMAND compute_bucket_nodetect pace)
+set_tests_properties(compute.bucket.pace.control PROPERTIES WILL_FAIL TRUE)
+set_tests_properties(compute.bucket.pace compute.bucket.pace.control PROPERTIES
+                     TIMEOUT 60 LABELS "compute;concurrency")
 
 cc_compute_test(compute_election compute_election.c)
 foreach(c election death stall slow)
@@ -210,6 +218,16 @@ endforeach()
 # alone (CC_TEST_NO_GROUP).
 cc_preload_control_mode(compute.step.eager.control compute_step eager cudacap_no_group
                         CC_TEST_NO_GROUP "CUDACAP_SM_LIMIT=30")
+# CUDACAP_SM_BURST_MS bounds the run-ahead after idle; the default lets
+# about one nominal period run. Control: the knob ignored (CC_TEST_NO_BURST).
+cc_add_preloaded_test(compute.step.burst compute_step burst)
+cc_add_preloaded_test(compute.step.burst.default compute_step burst)
+set_tests_properties(compute.step.burst compute.step.burst.default PROPERTIES LABELS compute)
+set_property(TEST compute.step.burst APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30"
+             "CUDACAP_SM_BURST_MS=2")
+set_property(TEST compute.step.burst.default APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30")
+cc_preload_control_mode(compute.step.burst.control compute_step burst cudacap_no_burst
+                        CC_TEST_NO_BURST "CUDACAP_SM_LIMIT=30" "CUDACAP_SM_BURST_MS=2")
 # New shapes below the cap run beside the probe. Control: they wait for it
 # (CC_TEST_NO_HEADROOM).
 cc_preload_control_mode(compute.step.shapes.control compute_step shapes cudacap_no_headroom

@@ -9,7 +9,14 @@
  *               loop: every token is accounted for (final = start + added +
  *               trims - taken). Negative
  *               control: -DCC_TEST_BYPASS_STORE (the seed's store) resurrects
- *               tokens (compute.bucket.bypass.control, WILL_FAIL). */
+ *               tokens (compute.bucket.bypass.control, WILL_FAIL).
+ *   pace        who waits (cc_pace_contended): one process alone is paced,
+ *               two processes waiting within the window mean lumps, until
+ *               the window passes; forged stamps give 0 or 1, nothing else;
+ *               then two real processes waiting in turn on a shared record
+ *               both see lumps. Negative control: -DCC_TEST_NO_PACE_DETECT
+ *               (never lumps; compute.bucket.pace.control, WILL_FAIL),
+ *               checked by running it: the two-pid cases fail. */
 #include <string.h>
 
 #include "cap/compute/bucket.h"
@@ -101,10 +108,54 @@ static int bypass(void)
     return 0;
 }
 
+static void pace(void)
+{
+    cc_compute_pace_t p;
+    memset(&p, 0, sizeof p);
+    const uint64_t T = 1000000000000ull, MS = 1000000ull;
+    CHECK(cc_pace_contended(&p, 100, T) == 0, "a first waiter alone");
+    CHECK(cc_pace_contended(&p, 100, T + MS) == 0, "the same process again");
+    CHECK(cc_pace_contended(&p, 200, T + 2 * MS) == 1, "a second process within the window");
+    CHECK(cc_pace_contended(&p, 100, T + 3 * MS) == 1, "the first process sees it too");
+    CHECK(cc_pace_contended(&p, 100, T + 150 * MS) == 1, "still within the window");
+    CHECK(cc_pace_contended(&p, 100, T + 300 * MS) == 0, "alone again after the window");
+    CHECK(cc_pace_contended(&p, 200, T + 900 * MS) == 0, "another process, long after");
+    /* Forged stamps: never a crash, never stuck in lumps for longer than a
+     * window past now. */
+    p.multi_ns = UINT64_MAX;
+    CHECK(cc_pace_contended(&p, 200, T + MS) == 0, "a multi stamp far in the future");
+    p.multi_ns = T + 2 * CC_PACE_WINDOW_NS;
+    p.wait_ns = UINT64_MAX;
+    p.pid = 300;
+    CHECK(cc_pace_contended(&p, 200, T) == 0, "a wait stamp in the future is no overlap");
+    CHECK(cc_pace_contended(NULL, 200, T) == 0, "no record: paced");
+
+    /* Two processes on one shared record, waiting in turn. */
+    cc_compute_pace_t *sp = mp_shared(sizeof *sp);
+    uint32_t *seen = mp_shared(3 * sizeof *seen); /* [2]: the start barrier */
+    memset(sp, 0, sizeof *sp);
+    pid_t pids[2];
+    for (int k = 0; k < 2; k++) {
+        pids[k] = fork();
+        if (pids[k] == 0) {
+            mp_barrier(&seen[2], 2);
+            for (int i = 0; i < 50; i++) {
+                if (cc_pace_contended(sp, (uint32_t)getpid(), mp_now())) seen[k]++;
+                mp_msleep(1);
+            }
+            _exit(0);
+        }
+    }
+    CHECK(mp_wait_all(pids, 2) == 0, "a child failed");
+    CHECK(seen[0] > 25 && seen[1] > 25, "two waiting processes saw lumps %u and %u times of 50",
+          seen[0], seen[1]);
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "all";
     if (!strcmp(which, "deductions") || !strcmp(which, "all")) deductions();
     if (!strcmp(which, "bypass") || !strcmp(which, "all")) bypass();
+    if (!strcmp(which, "pace") || !strcmp(which, "all")) pace();
     CHECK_EXIT();
 }

@@ -66,6 +66,42 @@ static int shapes(void)
     CHECK_EXIT();
 }
 
+/* burst: CUDACAP_SM_BURST_MS bounds the run-ahead. After 0.4 s idle (the
+ * bucket refilled: to one nominal period, 30 ms at cap 30, or to the
+ * burst), 50 synchronised steps of 1 ms: a step that finds tokens runs at
+ * full speed (under 1.5 ms), the others are paced (3.3 ms).
+ * With the burst at 2 ms, at most 15 fast steps (measured 4-8 in 20 runs
+ * beside another suite: two from the burst, the rest from what accrues
+ * meanwhile; a bound of 4 failed 1 run in 20 there, where a preempted test
+ * process saves up to the burst again, 2 ms a time). Unset, at least 20 (compute.step.
+ * burst.default: about 30 ms of savings, and the controller's share grown
+ * over the first wait). Control (compute.step.burst.control):
+ * CC_TEST_NO_BURST, the knob ignored: 46-50 fast steps (default: 47-50);
+ * it fails every run. */
+static int burst(void)
+{
+    CUfunction fn;
+    CUstream s;
+    int sms;
+    if (spin_setup("spin_1000us", &fn, &s, &sms) != 0) CHECK_EXIT();
+    CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+    CHECK_CU(cuStreamSynchronize(s));
+    struct timespec idle = {0, 400000000};
+    nanosleep(&idle, NULL);
+    int fast = 0;
+    for (int i = 0; i < 50; i++) {
+        uint64_t a = step_now_ns();
+        CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+        CHECK_CU(cuStreamSynchronize(s));
+        fast += step_now_ns() - a < 1500000;
+    }
+    const char *b = getenv("CUDACAP_SM_BURST_MS");
+    printf("after an idle spell, burst %s: %d of 50 steps at full speed\n", b ? b : "unset", fast);
+    if (b) CHECK(fast <= 15, "%d fast steps with a %s ms burst", fast, b);
+    else CHECK(fast >= 20, "%d fast steps with the default burst", fast);
+    CHECK_EXIT();
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "plain";
@@ -76,6 +112,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (strcmp(mode, "shapes") == 0) return shapes();
+    if (strcmp(mode, "burst") == 0) return burst();
     int graph = strcmp(mode, "graph") == 0, eager = strcmp(mode, "eager") == 0;
     CUfunction fn;
     CUstream s;

@@ -60,6 +60,6 @@ tokloop)
   echo "== tokloop (ms: mean std p99): bare $(w 0 tokloop 3) | cap 50 $(w 50 tokloop 3)" ;;
 gpt2)
   for i in $(seq "${GPT2_RUNS:-5}"); do
-    echo "== gpt2 run $i (ms/token): bare $(w 0 gpt2 "${TOKENS:-64}") cap 50 $(w 50 gpt2 "${TOKENS:-64}")"
+    echo "== gpt2 run $i (ms/token: median min max of 5 generates): bare $(w 0 gpt2 "${TOKENS:-64}") cap 50 $(w 50 gpt2 "${TOKENS:-64}")"
   done ;;
 esac; done

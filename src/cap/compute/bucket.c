@@ -167,6 +167,10 @@ int cc_pace_contended(cc_compute_pace_t *p, uint32_t pid, uint64_t now)
     (void)p, (void)pid, (void)now;
     return 1;
 #endif
+#ifdef CC_TEST_NO_PACE_DETECT /* negative control of compute.bucket.pace: never lumps */
+    (void)p, (void)pid, (void)now;
+    return 0;
+#endif
     if (!p) return 0;
     /* Relaxed throughout: a hint about who waits, guarding no data. Stores
      * only when something changes or once per CC_PACE_STEP_NS, so that

@@ -120,6 +120,9 @@ static void fill_view(struct cc_compute_view *v, const struct cc_compute_device 
     v->drip.share = &line->share;
     v->drip.capacity = d->capacity;
     v->drip.burst = (int64_t)cc_cfg.sm_burst_ms * 1000000;
+#ifdef CC_TEST_NO_BURST /* negative control of compute.step.burst: the knob ignored */
+    v->drip.burst = 0;
+#endif
     v->drip.pace = pace;
     /* An elastic line's share may reach the soft limit's (bucket.c). */
     v->drip.share_ceiling = d->soft_pm ? (int64_t)(CC_PERIOD_NS * d->soft_pm / 1000) * 5 / 4 : 0;
