@@ -217,7 +217,7 @@ static void settle_untimed(const struct pair *p, CUresult r)
 
 int64_t cc_cost_kernel_ns(int64_t elapsed, int64_t gap)
 {
-#ifdef CC_TEST_GAP_CHARGED /* negative control of compute.tiny: the host's gap charged */
+#ifdef CC_TEST_GAP_CHARGED /* negative control of unit.port.gap_control: the host's gap charged */
     gap = 0;
 #endif
     if (gap <= 0 || elapsed < gap) return elapsed;

@@ -35,10 +35,11 @@
  * Work far below its cap does not wait at all: while the bucket holds at
  * least half its capacity, up to CC_UNTIMED_SLOTS - 1 more such launches
  * run beside the probe, each timed and charged when its timing completes.
- * Waiting for the probe cost 16 new shapes of empty kernels on the H200 a
- * p99 of 25-68 us in a launch call (bare 12-18 us), and a launch-bound
- * GPT-2 generate, with new attention shapes at every token, up to 2.9x its
- * bare time per token under a 50 % cap. What that lets run uncharged is
+ * Work that stays under its cap should not queue behind a pending timing:
+ * 16 new shapes of empty kernels launched without a sync spent a p99 of
+ * 25-68 us in a launch call on the H200 under a 50 % cap (bare 12-18 us;
+ * 16-20 us with these slots, the rest being the timed launches' own driver
+ * calls: docs/validation.md, 2026-12-02, pacing). What that lets run uncharged is
  * bounded: 8 launches, and only once the container has saved half a
  * bucket (a queue at process start, on an empty bucket, still waits); the
  * timings then charge them, their debt bounded as every correction's. */
