@@ -249,21 +249,6 @@ static int64_t lump_sleep(int64_t *b, const cc_drip_t *d, uint64_t t0, uint64_t 
     return ns < 100000 ? 100000 : ns;
 }
 
-/* Admission against a floor: deducts cost while the bucket is above floor
- * (cc_bucket_try_take is this with floor 0, on the launch path). */
-static int take_above(int64_t *b, int64_t cost, int64_t floor)
-{
-    if (cost < 0) cost = 0;
-    if (cost > CC_BUCKET_MAX_COST) cost = CC_BUCKET_MAX_COST;
-    int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
-    while (cur > floor) {
-        int64_t next = cur - cost < CC_BUCKET_MIN ? CC_BUCKET_MIN : cur - cost;
-        if (__atomic_compare_exchange_n(b, &cur, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            return 1;
-    }
-    return 0;
-}
-
 /* Until when this thread's launches belong to the step whose first launch
  * waited (paced mode only). An eager decode step is several launches
  * issued microseconds apart, then a synchronize: paced one by one, each
@@ -303,7 +288,7 @@ uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_
         /* Tokens since the last payment: often enough that nobody sleeps. */
         uint64_t step = !drip ? 0 : lumps ? drip_step(drip, cost) : CC_PACE_STEP_NS;
         if (drip) cc_drip_pay(b, drip, now, step, -1);
-        if (take_above(b, cost, floor)) break;
+        if (cc_bucket_take_above(b, cost, floor)) break;
         /* Only store when clear: a line every waiter writes every wake
          * would bounce between processes for nothing. The refill winner
          * clears the flag each period: a waiter still waiting says so

@@ -17,18 +17,20 @@
 /* Debt floor: a bucket never goes below this (-1000 s). */
 #define CC_BUCKET_MIN (-1000000000000ll)
 
-/* Admission: when the bucket holds tokens (> 0), deduct cost and return 1;
- * the deduction may drive it negative (debt later refills repay). Returns 0
- * without touching it when it is empty. Cost when tokens are there: one
- * relaxed load and one CAS (retried only if another thread changed the line
- * in between). Relaxed: the bucket publishes no other data. */
-static inline int cc_bucket_try_take(int64_t *b, int64_t cost)
+/* Admission against a floor: when the bucket holds more than floor, deduct
+ * cost and return 1; the deduction may drive it below (debt later refills
+ * repay). Returns 0 without touching it otherwise. Cost when tokens are
+ * there: one relaxed load and one CAS (retried only if another thread
+ * changed the line in between). Relaxed: the bucket publishes no other
+ * data. The launch path's admission is floor 0 (cc_bucket_try_take); a
+ * step's later launches are admitted against a negative one (bucket.c). */
+static inline int cc_bucket_take_above(int64_t *b, int64_t cost, int64_t floor)
 {
     if (cost < 0) cost = 0;
     if (cost > CC_BUCKET_MAX_COST) cost = CC_BUCKET_MAX_COST;
     int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
 #ifdef CC_TEST_PLAIN_TAKE /* negative control of tests/compute_bucket.c only */
-    if (cur <= 0) return 0;
+    if (cur <= floor) return 0;
     /* A preemption between load and store, now and then: without it a
      * loaded machine may never interleave the two (the control passed). */
     static __thread unsigned n_;
@@ -36,13 +38,16 @@ static inline int cc_bucket_try_take(int64_t *b, int64_t cost)
     __atomic_store_n(b, cur - cost, __ATOMIC_RELAXED);
     return 1;
 #endif
-    while (cur > 0) {
+    while (cur > floor) {
         int64_t next = cur - cost < CC_BUCKET_MIN ? CC_BUCKET_MIN : cur - cost;
         if (__atomic_compare_exchange_n(b, &cur, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
             return 1;
     }
     return 0;
 }
+
+/* Admission: when the bucket holds tokens (> 0). */
+static inline int cc_bucket_try_take(int64_t *b, int64_t cost) { return cc_bucket_take_above(b, cost, 0); }
 
 /* Adds delta (either sign). A positive delta never lifts the bucket above
  * hi (a bucket already above hi keeps its value); a negative one never
