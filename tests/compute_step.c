@@ -31,13 +31,14 @@
 #include "step_loop.h"
 
 /* shapes: work below its cap pays nothing for new shapes. After 0.3 s
- * idle (the bucket refilled), two batches of 8 never-timed shapes (grid
- * sizes of a 0.2 ms kernel), each launched once, no sync within a batch: a
- * launch of a new shape runs beside the pending probe (gate.c) instead of
- * waiting for its timing, so no launch call takes 150 us (a wait for a
- * queued 0.2 ms probe takes at least that; measured: none). Control
+ * idle (the bucket refilled), 16 never-timed shapes (grid sizes of a 0.2 ms
+ * kernel), each launched once, no sync: a launch of a new shape runs beside
+ * the pending probe (gate.c, 16 slots beside it) instead of waiting for its
+ * timing, so no launch call takes 150 us (a wait for a queued 0.2 ms probe
+ * takes at least that; measured: none). With 8 slots (as before
+ * 2026-12-02's second pacing change) the last 7 waited. Control
  * (compute.step.shapes.control): CC_TEST_NO_HEADROOM, every new shape waits
- * for the probe: 14 of the 16 launches wait; it fails every run. */
+ * for the probe: 15 of the 16 launches wait; it fails every run. */
 static int shapes(void)
 {
     CUfunction fn;
@@ -57,7 +58,6 @@ static int shapes(void)
         double us = (double)(step_now_ns() - a) / 1e3;
         slow += us > 150;
         if (us > worst) worst = us;
-        if (i == 7) CHECK_CU(cuStreamSynchronize(s));
     }
     CHECK_CU(cuStreamSynchronize(s));
     printf("16 new shapes below the cap: %d launch calls over 150 us, the longest %.0f us\n", slow,

@@ -24,6 +24,7 @@ static CUresult ev_record(CUevent ev, CUstream s)
 static CUresult ev_done(CUevent ev)
 {
     (void)ev;
+    fake.queries++;
     if (fake.not_ready > 0) return fake.not_ready--, CUDA_ERROR_NOT_READY;
     return CUDA_SUCCESS;
 }

@@ -8,7 +8,7 @@
 struct fake_port_script {
     CUstreamCaptureStatus capture, capture_ptsz; /* what is_capturing(_ptsz) reports */
     float elapsed_ms;                            /* every timing */
-    int events_made, events_destroyed, records, exchanges;
+    int events_made, events_destroyed, records, exchanges, queries;
     int not_ready;                               /* the next this many queries: not ready */
     CUstreamCaptureMode mode;                    /* the thread's mode, as exchanged */
 };

@@ -71,6 +71,27 @@ int main(void)
     est = cc_cost_estimate(&key2, 64, &measure);
     CHECK(est < 2500000 && est >= 1250000, "idle stream: estimate %lld ns", (long long)est);
 
+    /* A launch's poll asks a bounded number of pending timings, the next
+     * ones the poll after: 16 timings in flight (16 new shapes, no sync)
+     * must not cost every later launch 16 queries (cost.c, CC_POLL_QUERIES).
+     * Checked against the unbounded poll (CC_POLL_QUERIES set to 64): the
+     * first CHECK fails with 16 queries. */
+    static int keys[16];
+    void *ms[16];
+    for (int i = 0; i < 16; i++) {
+        cc_cost_estimate(&keys[i], 64, &measure);
+        ms[i] = cc_cost_begin(NULL, 0, NULL);
+        CHECK(ms[i] != NULL, "timing %d not begun", i);
+    }
+    fake.not_ready = 1 << 20;
+    for (int i = 0; i < 16; i++) cc_cost_end(ms[i], NULL, 0, &keys[i], 64, 0, NULL, 1);
+    int queries = fake.queries;
+    cc_cost_poll(2);
+    CHECK(fake.queries - queries <= 4, "one launch's poll asked %d timings", fake.queries - queries);
+    fake.not_ready = 0;
+    for (int i = 0; i < 8 && cc_cost_pending; i++) cc_cost_poll(2);
+    CHECK(cc_cost_pending == 0, "%d timings still pending after 8 bounded polls", cc_cost_pending);
+
     /* Into a capture: no timing (an event recorded there could not be queried). */
     fake.capture = CU_STREAM_CAPTURE_STATUS_ACTIVE;
     CHECK(cc_cost_begin(NULL, 0, NULL) == NULL, "timed a launch into a capture");

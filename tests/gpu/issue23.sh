@@ -5,7 +5,9 @@
 #   tests/gpu/issue23.sh BUILD_DIR OUT_DIR
 #   PARTS="decode tiny shapes tokloop gpt2" (the default: all)
 #   CAPS="20 30 50 70 90" for decode; SECS=4 measured per decode run;
-#   GPT2_RUNS=5, TOKENS=64.
+#   GPT2_RUNS=5, TOKENS=64; PIN="taskset -c 4,5" runs every worker, bare
+#   and capped, on the same cores (a launch-bound generate varied 6-13 ms a
+#   token between processes placed freely).
 # Prints tables; docs/validation.md judges the figures.
 set -u
 B=${1:-build}; O=${2:-/tmp/issue23}; mkdir -p "$O"
@@ -21,9 +23,9 @@ w() {
   local cap=$1; shift
   local st; st=$(mktemp -d); local res=$st/result
   if [ "$cap" = 0 ]; then
-    python3 "$D/step_latency.py" "$@" "$res" > "$st/log" 2>&1 &
+    ${PIN:-} python3 "$D/step_latency.py" "$@" "$res" > "$st/log" 2>&1 &
   else
-    env CUDACAP_STATE_DIR="$st" CUDACAP_SM_LIMIT="$cap" LD_PRELOAD="$LIB" ${EXTRA_ENV:-} \
+    ${PIN:-} env CUDACAP_STATE_DIR="$st" CUDACAP_SM_LIMIT="$cap" LD_PRELOAD="$LIB" ${EXTRA_ENV:-} \
       python3 "$D/step_latency.py" "$@" "$res" > "$st/log" 2>&1 &
   fi
   local pid=$!; echo $pid > "$st/pids"

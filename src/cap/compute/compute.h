@@ -14,7 +14,7 @@
 #include "cudacap/compute_region.h"
 #include "cudacap/nvml.h"
 
-#define CC_UNTIMED_SLOTS 9 /* the probe and 8 more (gate.c) */
+#define CC_UNTIMED_SLOTS 17 /* the probe and 16 more (gate.c) */
 
 enum cc_compute_device_state {
     CC_DEV_UNSET = 0,    /* not set up yet (first use sets it up) */

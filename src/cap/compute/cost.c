@@ -267,6 +267,14 @@ void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int6
     pthread_mutex_unlock(&mu);
 }
 
+/* Where a bounded poll starts (under mu): a launch-path poll asks at most
+ * CC_POLL_QUERIES pairs, the next ones the poll after, so every pending
+ * timing is reached while no launch pays for all 64. Without the bound, 16
+ * timings in flight (16 new shapes, no sync) cost each later launch 16
+ * cuEventQuery calls until they completed. */
+#define CC_POLL_QUERIES 4
+static int poll_cursor;
+
 void cc_cost_poll(int max)
 {
     if (!__atomic_load_n(&cc_cost_pending, __ATOMIC_RELAXED)) return;
@@ -290,10 +298,12 @@ void cc_cost_poll(int max)
     }
 #endif
     const cc_port_t *port = cc_port();
-    int done = 0;
-    for (int i = 0; i < CC_COST_PAIRS && (!max || done < max); i++) {
+    int done = 0, asked = 0, start = max ? poll_cursor : 0, i = start;
+    for (int k = 0; k < CC_COST_PAIRS && (!max || (done < max && asked < CC_POLL_QUERIES));
+         k++, i = (i + 1) % CC_COST_PAIRS) {
         struct pair *p = &pairs[i];
         if (__atomic_load_n(&p->busy, __ATOMIC_RELAXED) != PAIR_QUEUED) continue;
+        asked++;
         /* Not ready: later. Another error (a context's sticky error): the
          * pair would never complete, so it is settled untimed now. */
         CUresult r = port->event_query(p->b);
@@ -312,6 +322,7 @@ void cc_cost_poll(int max)
         p->probe = NULL;
         __atomic_store_n(&p->busy, PAIR_FREE, __ATOMIC_RELEASE);
     }
+    if (max) poll_cursor = i;
     /* Only an exchange that happened is undone: restoring after a failed
      * one would leave the thread relaxed for good. */
     if (relaxed) cc_capture_relaxed_leave(&saved);
@@ -326,6 +337,7 @@ static void fork_child(void)
     mu = fresh;
     memset(pairs, 0, sizeof pairs);
     cc_cost_pending = 0;
+    poll_cursor = 0;
 }
 
 void cc_cost_init(void) { cc_fork_child_register(fork_child); }

@@ -38,11 +38,12 @@
  * Work that stays under its cap should not queue behind a pending timing:
  * 16 new shapes of empty kernels launched without a sync spent a p99 of
  * 25-68 us in a launch call on the H200 under a 50 % cap (bare 12-18 us;
- * 16-20 us with these slots, the rest being the timed launches' own driver
- * calls: docs/validation.md, 2026-12-02, pacing). What that lets run uncharged is
- * bounded: 8 launches, and only once the container has saved half a
- * bucket (a queue at process start, on an empty bucket, still waits); the
- * timings then charge them, their debt bounded as every correction's. */
+ * 16-20 us with 8 slots, where 7 of the 16 still waited: docs/validation.md,
+ * 2026-12-02, pacing); 16 slots hold 16 shapes in flight at once. What that
+ * lets run uncharged is bounded: 16 launches, and only once the container
+ * has saved half a bucket (a queue at process start, on an empty bucket,
+ * still waits); the timings then charge them, their debt bounded as every
+ * correction's. */
 static int *claim_slot(struct cc_compute_device *d, int from, int to)
 {
     for (int i = from; i < to; i++) {
