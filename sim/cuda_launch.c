@@ -325,6 +325,36 @@ CUresult CUDAAPI cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *launch
     return CUDA_SUCCESS;
 }
 
+/* The deprecated launches (cuda.h still declares them): the block shape set
+ * before through cuFuncSetBlockShape, the grid here; cuLaunch is one block.
+ * cuLaunch and cuLaunchGrid use the current context's NULL stream. */
+CUresult CUDAAPI cuLaunch(CUfunction f)
+{
+    return launch(f, 1, 1, 1, NULL, 0);
+}
+
+CUresult CUDAAPI cuLaunchGrid(CUfunction f, int grid_width, int grid_height)
+{
+    if (grid_width <= 0 || grid_height <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return launch(f, (unsigned)grid_width, (unsigned)grid_height, 1, NULL, 0);
+}
+
+CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream)
+{
+    if (grid_width <= 0 || grid_height <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    return launch(f, (unsigned)grid_width, (unsigned)grid_height, 1, hStream, 0);
+}
+
+CUresult CUDAAPI cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z)
+{
+    struct sim_func *f = (struct sim_func *)hfunc;
+    if (!f || f->magic != MAG_FUNC)
+        return CUDA_ERROR_INVALID_HANDLE;
+    return x > 0 && y > 0 && z > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
                                                              size_t dynamicSMemSize)
 {

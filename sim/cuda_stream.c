@@ -371,6 +371,33 @@ CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
     return CUDA_SUCCESS;
 }
 
+/* The stream's device (CUDA 12.8): for NULL, CU_STREAM_LEGACY and
+ * CU_STREAM_PER_THREAD the current context's. CUDACAP_SIM_NO_STREAM_DEVICE=1
+ * plays a driver without it (callers fall back to cuStreamGetCtx). */
+static CUresult stream_get_device(CUstream hStream, int ptsz, CUdevice *device)
+{
+    CUresult r;
+    if (sim_config()->no_stream_device)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    struct sim_stream *s = sim_stream_get(hStream, ptsz, &r);
+    if (!s)
+        return r;
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    *device = (CUdevice)s->ctx->dev;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice *device)
+{
+    return stream_get_device(hStream, 0, device);
+}
+
+CUresult CUDAAPI cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
+{
+    return stream_get_device(hStream, 1, device);
+}
+
 /* ---- events ---- */
 CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {

@@ -66,6 +66,7 @@ struct sim_config {
     int proc_sample_one;      /* CUDACAP_SIM_PROC_SAMPLE_ONE: one pid per periodic sample (2: sticky) */
     uint64_t ctx_create_ns;   /* CUDACAP_SIM_CTX_CREATE_MS: primary context creation time */
     uint32_t slowdown_pct;    /* CUDACAP_SIM_SLOWDOWN_PCT: a kernel's extra time at a busy device */
+    int no_stream_device;     /* CUDACAP_SIM_NO_STREAM_DEVICE=1: cuStreamGetDevice unsupported (a pre-12.8 driver) */
 };
 
 const struct sim_config *sim_config(void);

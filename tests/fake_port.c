@@ -66,6 +66,11 @@ static CUresult exchange(CUstreamCaptureMode *m)
     return CUDA_SUCCESS;
 }
 static int dev_current(void) { return 0; }
+static int dev_of_stream(CUstream s, int ptsz)
+{
+    (void)s, (void)ptsz;
+    return 0;
+}
 static int dev_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t *nvml)
 {
     if (ordinal != 0) return -1;
@@ -89,6 +94,7 @@ void fake_port_install(void)
     port.stream_is_capturing_ptsz = is_cap_ptsz;
     port.exchange_capture_mode = exchange;
     port.device_current = dev_current;
+    port.device_of_stream = dev_of_stream;
     port.device_info = dev_info;
     cc_port_install(&port);
 }

@@ -19,6 +19,7 @@
 
 #include "cap/memledger.h"
 #include "check.h"
+#include "mp_util.h"
 #include "cudacap/mem_region.h"
 
 #define MIB (1ull << 20)
@@ -63,13 +64,9 @@ static int run_case(const char *name, const char *dir, int want_shared)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) return 2;
+    char dir[900], path[1000];
+    if (argc < 2 || fresh_state_dir(argv[1], dir, sizeof dir, path, sizeof path) != 0) return 2;
     const char *base = argv[1];
-    char dir[900], path[1000], cmd[2100];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", base, base);
-    if (system(cmd) != 0) return 1;
-    snprintf(dir, sizeof dir, "%s/d", base);
-    snprintf(path, sizeof path, "%s/%s", dir, CC_MEM_REGION_FILE);
     mkdir(dir, 0700);
 
     static unsigned char buf[CC_MEM_FILE_SIZE];

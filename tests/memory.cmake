@@ -38,6 +38,20 @@ set_tests_properties(mem.ledger.race mem.ledger.kill_storm mem.ledger.race.negat
 cc_ledger_test(mem_region_faults mem_region_faults.c)
 target_link_libraries(mem_region_faults PRIVATE cudacap_core)
 add_test(NAME mem.region.faults COMMAND mem_region_faults ${CMAKE_BINARY_DIR}/state/mem.region.faults)
+# The init lock held by a stopped or foreign process: a bounded wait, then
+# the built region without it (or the per-process cap); a folder that
+# cannot back the region. Control: the blocking wait (CC_TEST_UNBOUNDED_INIT_LOCK).
+cc_ledger_test(mem_region_lock mem_region_lock.c)
+target_link_libraries(mem_region_lock PRIVATE cudacap_core)
+add_test(NAME mem.region.lock COMMAND mem_region_lock ${CMAKE_BINARY_DIR}/state/mem.region.lock)
+cc_ledger_test(mem_region_lock_unbounded mem_region_lock.c ${CMAKE_SOURCE_DIR}/src/region/region.c)
+target_compile_definitions(mem_region_lock_unbounded PRIVATE CC_TEST_UNBOUNDED_INIT_LOCK)
+target_link_libraries(mem_region_lock_unbounded PRIVATE cudacap_core)
+add_test(NAME mem.region.lock.control COMMAND mem_region_lock_unbounded
+         ${CMAKE_BINARY_DIR}/state/mem.region.lock.control)
+set_tests_properties(mem.region.lock.control PROPERTIES WILL_FAIL TRUE)
+set_tests_properties(mem.region.lock mem.region.lock.control PROPERTIES TIMEOUT 120
+                     LABELS concurrency)
 
 # --- preloaded on the simulator --------------------------------------------
 cc_sim_client(mem_families mem_families.c)

@@ -58,6 +58,11 @@ static int no_running_pids(int ordinal, uint32_t *pids, unsigned int *n)
     return -1;
 }
 static int no_device_current(void) { return -1; }
+static int no_device_of_stream(CUstream s, int ptsz)
+{
+    (void)s, (void)ptsz;
+    return -1;
+}
 static int no_device_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t *nvml)
 {
     (void)ordinal, (void)uuid, (void)nvml;
@@ -86,6 +91,7 @@ const cc_port_t cc_port_default = {
     .nvml_device_utilization = no_dev_util,
     .nvml_running_pids = no_running_pids,
     .device_current = no_device_current,
+    .device_of_stream = no_device_of_stream,
     .device_info = no_device_info,
     .host_pid_known = no_host_pid,
     .host_pid_discover = no_host_pid_discover,

@@ -82,6 +82,13 @@ typedef struct cc_port {
      * (or before the devices are known). Called on every capped launch:
      * a load when there is one device, else one driver call. */
     int (*device_current)(void);
+    /* The ordinal of the device work on stream s runs on (ptsz: s came to a
+     * per-thread-default-stream entry point): the current context's for
+     * NULL and the special handles, else the stream's own, whichever
+     * context is current; -1 when it cannot tell. Called on every capped
+     * launch instead of device_current: a load with one device, else one
+     * driver call (three on a driver before CUDA 12.8). */
+    int (*device_of_stream)(CUstream s, int ptsz);
     /* The device with CUDA ordinal `ordinal`: its UUID (NUL-terminated, at
      * most CC_PORT_UUID_LEN bytes) and NVML handle (NULL without NVML).
      * 0, or -1 for an unknown ordinal (outputs untouched). May run device

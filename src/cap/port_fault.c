@@ -73,6 +73,10 @@ static int f_running_pids(int ordinal, uint32_t *pids, unsigned int *n)
     return in->nvml_running_pids(ordinal, pids, n);
 }
 static int f_device_current(void) { return cc_fault(CC_FP_DEVICE_CURRENT) ? -1 : in->device_current(); }
+static int f_device_of_stream(CUstream s, int ptsz)
+{
+    return cc_fault(CC_FP_DEVICE_CURRENT) ? -1 : in->device_of_stream(s, ptsz);
+}
 static int f_device_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t *nvml)
 {
     return cc_fault(CC_FP_DEVICE_INFO) ? -1 : in->device_info(ordinal, uuid, nvml);
@@ -99,6 +103,7 @@ static const cc_port_t faulty = {
     .nvml_device_utilization = f_dev_util,
     .nvml_running_pids = f_running_pids,
     .device_current = f_device_current,
+    .device_of_stream = f_device_of_stream,
     .device_info = f_device_info,
     .host_pid_known = f_host_pid_known,
     .host_pid_discover = f_host_pid_discover,

@@ -41,6 +41,7 @@ typedef enum cc_fault_point {
     CC_FP_NSPID,
     CC_FP_ALIVE,
     CC_FP_CLOCK,
+    CC_FP_RESERVE,
     /* the port (port.h) */
     CC_FP_EVENT_CREATE,
     CC_FP_EVENT_RECORD,

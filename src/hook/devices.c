@@ -15,6 +15,11 @@ static int discovered; /* 1 after a successful discovery (release) */
 static pthread_mutex_t discover_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static __typeof__(&cuCtxGetDevice) real_ctx_get_device;
+static __typeof__(&cuCtxGetCurrent) real_ctx_get_current;
+static __typeof__(&cuStreamGetDevice) real_stream_device, real_stream_device_ptsz;
+static __typeof__(&cuStreamGetCtx) real_stream_ctx, real_stream_ctx_ptsz;
+static __typeof__(&cuCtxPushCurrent) real_ctx_push;
+static __typeof__(&cuCtxPopCurrent) real_ctx_pop;
 
 static void uuid_string(const CUuuid *u, char *out, size_t n)
 {
@@ -33,6 +38,14 @@ static void discover(void)
     __typeof__(&cuDeviceGetUuid_v2) uuid = cc_lib_sym(CC_LIB_CUDA, "cuDeviceGetUuid_v2");
     __typeof__(&cuDeviceGetAttribute) attr = cc_lib_sym(CC_LIB_CUDA, "cuDeviceGetAttribute");
     real_ctx_get_device = cc_lib_sym(CC_LIB_CUDA, "cuCtxGetDevice");
+    real_ctx_get_current = cc_lib_sym(CC_LIB_CUDA, "cuCtxGetCurrent");
+    /* Absent before CUDA 12.8: the context route below serves then. */
+    real_stream_device = cc_lib_sym(CC_LIB_CUDA, "cuStreamGetDevice");
+    real_stream_device_ptsz = cc_lib_sym(CC_LIB_CUDA, "cuStreamGetDevice_ptsz");
+    real_stream_ctx = cc_lib_sym(CC_LIB_CUDA, "cuStreamGetCtx");
+    real_stream_ctx_ptsz = cc_lib_sym(CC_LIB_CUDA, "cuStreamGetCtx_ptsz");
+    real_ctx_push = cc_lib_sym(CC_LIB_CUDA, "cuCtxPushCurrent_v2");
+    real_ctx_pop = cc_lib_sym(CC_LIB_CUDA, "cuCtxPopCurrent_v2");
     int n = 0;
     if (!count || !get || !uuid || !attr || count(&n) != CUDA_SUCCESS || n <= 0) return;
     if (n > CC_MAX_DEVICES) {
@@ -87,4 +100,41 @@ int cc_device_current(void)
     CUdevice d;
     if (!real_ctx_get_device || real_ctx_get_device(&d) != CUDA_SUCCESS) return -1;
     return d >= 0 && d < n ? (int)d : -1;
+}
+
+int cc_device_of_ctx(CUcontext ctx)
+{
+    int n = cc_devices_count();
+    if (n == 1) return 0;
+    CUcontext cur = NULL;
+    if (!ctx || !real_ctx_get_current || real_ctx_get_current(&cur) != CUDA_SUCCESS) return -1;
+    if (ctx == cur) return cc_device_current();
+    /* Another context: made current for one query, then the caller's
+     * restored (the pop returns exactly what the push added). */
+    if (!real_ctx_push || !real_ctx_pop || real_ctx_push(ctx) != CUDA_SUCCESS) return -1;
+    int o = cc_device_current();
+    CUcontext popped;
+    real_ctx_pop(&popped);
+    return o;
+}
+
+int cc_device_of_stream(CUstream s, int ptsz)
+{
+    int n = cc_devices_count();
+    if (n == 1) return 0;
+#ifdef CC_TEST_CURRENT_DEVICE /* negative control (route.*.control): the current context's, as before */
+    return cc_device_current();
+#endif
+    if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return cc_device_current();
+    __typeof__(&cuStreamGetDevice) dev = ptsz ? real_stream_device_ptsz : real_stream_device;
+    CUdevice d;
+    CUresult r = dev ? dev(s, &d) : CUDA_ERROR_NOT_FOUND;
+    if (r == CUDA_SUCCESS) return d >= 0 && d < n ? (int)d : -1;
+    /* Only a driver without the query takes the context route: with a bad
+     * handle cuStreamGetCtx is undefined, and the launch fails anyway. */
+    if (r != CUDA_ERROR_NOT_FOUND && r != CUDA_ERROR_NOT_SUPPORTED) return -1;
+    __typeof__(&cuStreamGetCtx) ctx = ptsz ? real_stream_ctx_ptsz : real_stream_ctx;
+    CUcontext c;
+    if (!ctx || ctx(s, &c) != CUDA_SUCCESS) return -1;
+    return cc_device_of_ctx(c);
 }

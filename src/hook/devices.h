@@ -32,4 +32,19 @@ const struct cc_device_id *cc_device(int ordinal);
  * one device (no driver call), -1 when there is no current context. */
 int cc_device_current(void);
 
+/* The ordinal of the device that work on stream s runs on (ptsz: s was
+ * passed to a per-thread-default-stream entry point): the current
+ * context's for the special handles (NULL, CU_STREAM_LEGACY,
+ * CU_STREAM_PER_THREAD), else the stream's own, whatever is current. -1
+ * when it cannot tell. One device: 0, no driver call; else one driver call
+ * (cuStreamGetDevice, CUDA 12.8), or three on an older driver (the stream's
+ * context pushed, its device read, popped). The rule and every wrapper
+ * that follows it: docs/interception.md, "Which device". */
+int cc_device_of_stream(CUstream s, int ptsz);
+
+/* The ordinal of context ctx's device, -1 when it cannot tell (the
+ * context pushed, its device read, popped: three driver calls; the
+ * current context's costs one). */
+int cc_device_of_ctx(CUcontext ctx);
+
 #endif

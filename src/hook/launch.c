@@ -6,6 +6,7 @@
  * predictable branch on cc_compute_mode. With a cap: src/cap/compute/gate.c
  * (device lookup, estimate lookup, one CAS on the shared bucket). */
 #include "cap/compute/gate.h"
+#include "cudacap/config.h"
 #include "hook.h"
 #include "memory_graph.h"
 
@@ -118,6 +119,63 @@ CC_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, uns
     if (!cc_gate_begin(&t, f, grid(gx, gy, gz), s, 1))
         return real(f, gx, gy, gz, bx, by, bz, smem, s, params);
     return gated(&t, real(f, gx, gy, gz, bx, by, bz, smem, s, params));
+}
+
+/* One launch on several devices (deprecated in cuda.h, still exported):
+ * each entry admitted on its own stream's device, in order, and settled
+ * with the one result. More entries than cudacap knows devices: passed on
+ * (the driver refuses more entries than devices). */
+CC_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *list, unsigned n,
+                                                        unsigned flags)
+{
+    __typeof__(&cuLaunchCooperativeKernelMultiDevice) real =
+        CC_CUDA_REAL(cuLaunchCooperativeKernelMultiDevice);
+    if (__builtin_expect(!real, 0))
+        return cc_cuda_missing(CC_FN_cuLaunchCooperativeKernelMultiDevice);
+    if (uncapped() || !list || n == 0 || n > CC_MAX_DEVICES) return real(list, n, flags);
+    struct cc_ticket t[CC_MAX_DEVICES];
+    int admitted[CC_MAX_DEVICES];
+    for (unsigned i = 0; i < n; i++)
+        admitted[i] = cc_gate_begin(&t[i], list[i].function,
+                                  grid(list[i].gridDimX, list[i].gridDimY, list[i].gridDimZ),
+                                  list[i].hStream, 0);
+    CUresult r = real(list, n, flags);
+    for (unsigned i = 0; i < n; i++)
+        if (admitted[i]) cc_gate_end(&t[i], r);
+    return r;
+}
+
+/* The deprecated launches: the block shape from cuFuncSetBlockShape, the
+ * grid here (cuLaunch: one block); cuLaunch and cuLaunchGrid on the current
+ * context's NULL stream. A negative size: the driver's error, ungated. */
+CC_EXPORT CUresult cuLaunch(CUfunction f)
+{
+    __typeof__(&cuLaunch) real = CC_CUDA_REAL(cuLaunch);
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(CC_FN_cuLaunch);
+    if (uncapped()) return real(f);
+    struct cc_ticket t;
+    if (!cc_gate_begin(&t, f, 1, NULL, 0)) return real(f);
+    return gated(&t, real(f));
+}
+
+CC_EXPORT CUresult cuLaunchGrid(CUfunction f, int w, int h)
+{
+    __typeof__(&cuLaunchGrid) real = CC_CUDA_REAL(cuLaunchGrid);
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(CC_FN_cuLaunchGrid);
+    if (uncapped() || w <= 0 || h <= 0) return real(f, w, h);
+    struct cc_ticket t;
+    if (!cc_gate_begin(&t, f, grid((unsigned)w, (unsigned)h, 1), NULL, 0)) return real(f, w, h);
+    return gated(&t, real(f, w, h));
+}
+
+CC_EXPORT CUresult cuLaunchGridAsync(CUfunction f, int w, int h, CUstream s)
+{
+    __typeof__(&cuLaunchGridAsync) real = CC_CUDA_REAL(cuLaunchGridAsync);
+    if (__builtin_expect(!real, 0)) return cc_cuda_missing(CC_FN_cuLaunchGridAsync);
+    if (uncapped() || w <= 0 || h <= 0) return real(f, w, h, s);
+    struct cc_ticket t;
+    if (!cc_gate_begin(&t, f, grid((unsigned)w, (unsigned)h, 1), s, 0)) return real(f, w, h, s);
+    return gated(&t, real(f, w, h, s));
 }
 
 /* Graphs: memory first (a graph whose allocation nodes do not fit is refused

@@ -15,6 +15,7 @@
 
 #include "cap/memledger.h"
 #include "common/log.h"
+#include "devices.h"
 #include "hook.h"
 #include "memory_acct.h"
 
@@ -22,12 +23,33 @@
 static pthread_mutex_t g_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static __typeof__(&cuMemPoolGetAttribute) p_getattr;
 static __typeof__(&cuDeviceGetMemPool) p_getpool;
+static __typeof__(&cuDeviceGetDefaultMemPool) p_defpool;
 
 static int syms(void)
 {
     if (!p_getattr) p_getattr = cc_lib_sym(CC_LIB_CUDA, "cuMemPoolGetAttribute");
     if (!p_getpool) p_getpool = cc_lib_sym(CC_LIB_CUDA, "cuDeviceGetMemPool");
+    if (!p_defpool) p_defpool = cc_lib_sym(CC_LIB_CUDA, "cuDeviceGetDefaultMemPool");
     return p_getattr && p_getpool;
+}
+
+/* The device whose memory pool `pool` is: one we saw created (cuMemPoolCreate
+ * names its location), else a device's default or current pool (those are
+ * not created through us); -1 when none of these. The pool's device, not
+ * the stream's, is where cuMemAllocFromPoolAsync's memory lives. */
+static int pool_device(CUmemoryPool pool, struct cc_at_val *pv)
+{
+    if (cc_at_get(CC_AT_POOL, (uint64_t)(uintptr_t)pool, pv)) return (int)pv->aux;
+#ifdef CC_TEST_CURRENT_DEVICE /* negative control (route.*.control): as before, created pools only */
+    return -1;
+#endif
+    int n = cc_devices_count();
+    for (int d = 0; d < n; d++) {
+        CUmemoryPool q;
+        if (p_defpool && p_defpool(&q, (CUdevice)d) == CUDA_SUCCESS && q == pool) return d;
+        if (p_getpool && p_getpool(&q, (CUdevice)d) == CUDA_SUCCESS && q == pool) return d;
+    }
+    return -1;
 }
 
 static uint64_t attr(CUmemoryPool p, CUmemPool_attribute a, uint64_t dflt)
@@ -81,14 +103,17 @@ static CUresult alloc_async(enum cc_fn id, CUdeviceptr *dptr, size_t size, CUmem
 #define CALL()                                                                              \
     (from_pool ? ((__typeof__(&cuMemAllocFromPoolAsync))real)(dptr, size, pool, s)          \
                : ((__typeof__(&cuMemAllocAsync))real)(dptr, size, s))
-    int o = -1;
-    const struct cc_mem_device *m = NULL;
+    /* Which device (docs/interception.md, "Which device"): the pool's for
+     * an allocation from a pool, else the stream's (the driver takes it from
+     * the current pool of the stream's device), never just the current
+     * context's. */
+    int ptsz = id == CC_FN_cuMemAllocAsync_ptsz || id == CC_FN_cuMemAllocFromPoolAsync_ptsz;
+    if (!dptr || !size || !syms()) return CALL();
     struct cc_at_val pv;
-    if (from_pool && pool && cc_at_get(CC_AT_POOL, (uint64_t)(uintptr_t)pool, &pv))
-        o = (int)pv.aux, m = cc_mem_dev(o);
-    else
-        m = cc_mem_here(&o);
-    if (!m || !dptr || !size || !syms()) return CALL();
+    int o = from_pool && pool ? pool_device(pool, &pv) : -1;
+    if (o < 0) o = cc_device_of_stream(s, ptsz);
+    const struct cc_mem_device *m = o >= 0 ? cc_mem_dev(o) : NULL;
+    if (!m) return CALL();
     if (!from_pool && p_getpool((CUmemoryPool *)&pool, (CUdevice)o) != CUDA_SUCCESS) return CALL();
     pthread_mutex_lock(&g_mu);
     uint64_t res = attr(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, 0);

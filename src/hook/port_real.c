@@ -28,6 +28,7 @@ static cc_port_t real = {
     .nvml_device_utilization = real_dev_util,
     .nvml_running_pids = real_running_pids,
     .device_current = cc_device_current,
+    .device_of_stream = cc_device_of_stream,
     .device_info = real_device_info,
     .host_pid_known = cc_hostpid_known,
     .host_pid_discover = cc_hostpid,

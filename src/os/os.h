@@ -58,6 +58,12 @@ int cc_os_lstat(const char *path, struct stat *st);
  * EIO when CC_FP_FTRUNCATE fires. Async-signal-safe. */
 int cc_os_ftruncate(int fd, off_t size);
 
+/* Backs the first size bytes of fd's file with storage now (fallocate,
+ * mode 0: the data is kept). 0, or -1 with errno: ENOSPC or EDQUOT when
+ * the filesystem cannot hold them, EOPNOTSUPP where it cannot allocate
+ * ahead; ENOSPC when CC_FP_RESERVE fires. */
+int cc_os_reserve(int fd, off_t size);
+
 /* Makes the folder dir (mode) and, when missing, its parents (parent_mode;
  * existing ones are left as they are). 0 when dir exists as a folder
  * already or was made; -1 with errno: ENOTDIR (dir, or a parent, is not a

@@ -61,6 +61,15 @@ int cc_os_ftruncate(int fd, off_t size)
     return ftruncate(fd, size);
 }
 
+int cc_os_reserve(int fd, off_t size)
+{
+    if (cc_fault(CC_FP_RESERVE)) return errno = ENOSPC, -1;
+    int r;
+    do r = fallocate(fd, 0, 0, size);
+    while (r < 0 && errno == EINTR);
+    return r;
+}
+
 int cc_os_mkdirs(const char *dir, mode_t mode, mode_t parent_mode)
 {
     if (cc_fault(CC_FP_MKDIR)) return errno = EIO, -1;

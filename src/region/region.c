@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "os/os.h"
 
@@ -34,6 +35,45 @@ static void rebuild(void *base, const struct cc_region_spec *spec)
     h->device_count = spec->device_count;
     if (spec->init) spec->init(base, spec->arg);
     __atomic_store_n(&h->magic, spec->magic, __ATOMIC_RELEASE);
+}
+
+/* The init lock, waited for at most CC_REGION_LOCK_WAIT_NS (region.h):
+ * polled, 1 ms doubling to 50 ms. 0, or -1 with errno (ETIMEDOUT: held
+ * all along). Before, a blocking wait: a process stopped while holding it
+ * hung every new process of the container at its first CUDA call. */
+static int lock_init(int fd)
+{
+#ifdef CC_TEST_UNBOUNDED_INIT_LOCK /* negative control of mem.region.lock: the blocking wait */
+    return cc_os_lock(fd, 0, 1, F_WRLCK, 1);
+#endif
+    uint64_t t0 = cc_mono_ns();
+    long nap = 1000000;
+    for (;;) {
+        if (cc_os_lock(fd, 0, 1, F_WRLCK, 0) == 0) return 0;
+        if (errno != EAGAIN && errno != EACCES) return -1;
+        if (cc_mono_ns() - t0 >= CC_REGION_LOCK_WAIT_NS) return errno = ETIMEDOUT, -1;
+        struct timespec ts = {0, nap};
+        nanosleep(&ts, NULL);
+        if (nap < 50000000) nap *= 2;
+    }
+}
+
+/* Every page of the file backed now: a page the filesystem cannot back
+ * later is a SIGBUS at first touch, inside the rebuild or any process's
+ * first write (a 600 KiB tmpfs let two processes pass one cap). A
+ * filesystem without fallocate: only a file this call sized is written
+ * (nobody else uses it yet). 0, or -1 with errno (ENOSPC, EDQUOT...). */
+static int back_pages(int fd, uint64_t size, int resized)
+{
+    int r = cc_os_reserve(fd, (off_t)size);
+    if (r == 0 || (errno != EOPNOTSUPP && errno != ENOSYS)) return r;
+    if (!resized) return 0;
+    static const char zero[4096];
+    for (uint64_t at = 0; at < size; at += sizeof zero) {
+        size_t n = size - at < sizeof zero ? (size_t)(size - at) : sizeof zero;
+        if (pwrite(fd, zero, n, (off_t)at) != (ssize_t)n) return errno ? -1 : (errno = ENOSPC, -1);
+    }
+    return 0;
 }
 
 int cc_state_open(const char *path, int flags, mode_t mode, const char **why)
@@ -70,11 +110,11 @@ int cc_state_open(const char *path, int flags, mode_t mode, const char **why)
 void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
                         struct cc_region_opts *o)
 {
-    char path[1024];
+    char path[1024], space[128];
     void *base = NULL;
     const char *why = NULL;
     int fd = -1, locked = 0, mapped = 0;
-    if (o) o->fd = -1, o->rebuilt = 0;
+    if (o) o->fd = -1, o->rebuilt = 0, o->unlocked = 0;
     if (spec->region_size > spec->file_size || spec->file_size < sizeof(cc_region_hdr_t)) {
         why = "layout larger than its file (internal error)";
         errno = EINVAL;
@@ -92,32 +132,48 @@ void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
     /* One unconditional open: no exists-then-create window. */
     fd = cc_state_open(path, O_RDWR | O_CREAT, 0600, &why);
     if (fd < 0) goto fail;
-    /* Blocking: a late process sleeps while the first one builds. The holder
-     * truncates and fills a small file, and waits a bounded time for live
-     * processes to re-publish after a rebuild (cap/mem/ledger_rebuild.c); if it dies the
-     * kernel releases the lock and we rebuild (idempotent). */
-    if (cc_os_lock(fd, 0, 1, F_WRLCK, !(o && o->try_lock)) != 0) {
+    /* A late process sleeps while the first one builds, a bounded time
+     * (lock_init). The holder truncates and fills a small file, and waits a
+     * bounded time for live processes to re-publish after a rebuild
+     * (cap/mem/ledger_rebuild.c); if it dies the kernel releases the lock
+     * and we rebuild (idempotent). */
+    int got = o && o->try_lock ? cc_os_lock(fd, 0, 1, F_WRLCK, 0) : lock_init(fd);
+    if (got != 0) {
         if (o && o->try_lock && (errno == EAGAIN || errno == EACCES)) {
             close(fd);
             errno = EAGAIN;
             return NULL; /* busy: the caller tries again later, no warning */
         }
-        why = "cannot lock";
-        goto fail;
+        if (errno != ETIMEDOUT) {
+            why = "cannot lock";
+            goto fail;
+        }
     }
-    locked = 1;
+    locked = got == 0;
     struct stat st;
     if (cc_os_fstat(fd, &st) != 0) {
         why = "cannot stat";
         goto fail;
     }
     int resized = 0;
+    if (!locked && st.st_size != (off_t)spec->file_size) {
+        why = "another process has held its init lock too long (stopped?), and it is not built";
+        errno = ETIMEDOUT;
+        goto fail;
+    }
     if (st.st_size != (off_t)spec->file_size) {
         if (cc_os_ftruncate(fd, spec->file_size) != 0) {
             why = "cannot size";
             goto fail;
         }
         resized = 1;
+    }
+    if (locked && back_pages(fd, spec->file_size, resized) != 0) {
+        snprintf(space, sizeof space,
+                 "the filesystem of the state folder cannot hold it (%llu bytes needed)",
+                 (unsigned long long)spec->file_size);
+        why = space;
+        goto fail;
     }
     base = cc_os_map_shared(o ? o->fixed : NULL, spec->file_size, fd, 1);
     if (!base) {
@@ -128,7 +184,17 @@ void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
     /* From here a truncation by anyone faults into the guard, not a kill. */
     cc_region_guard(base, spec->file_size, spec->file);
     cc_region_unfault(base);
-    if (resized || !cc_region_valid(base, spec)) {
+    if (!locked) {
+        if (!cc_region_valid(base, spec)) {
+            why = "another process has held its init lock too long (stopped?), and it is not built";
+            errno = ETIMEDOUT;
+            goto fail;
+        }
+        /* Built: used as a process arriving after the build would. */
+        cc_warn("%s: another process has held its init lock over %llu s (stopped?); opened "
+                "without it", path, (unsigned long long)(CC_REGION_LOCK_WAIT_NS / 1000000000ull));
+        if (o) o->unlocked = 1;
+    } else if (resized || !cc_region_valid(base, spec)) {
         if (st.st_size != 0)
             cc_info("%s: %s; rebuilding it in place", path,
                     resized ? "wrong size" : "header of another layout or a torn build");
@@ -136,12 +202,12 @@ void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
         if (o) o->rebuilt = 1;
     }
     if (o && o->keep_fd) {
-        o->fd = fd; /* init lock still held: cc_region_unlock_init */
+        o->fd = fd; /* init lock still held (unless o->unlocked): cc_region_unlock_init */
         o->dev = st.st_dev;
         o->ino = st.st_ino;
         return base;
     }
-    cc_os_lock(fd, 0, 1, F_UNLCK, 0);
+    if (locked) cc_os_lock(fd, 0, 1, F_UNLCK, 0);
     close(fd);
     return base;
 fail:

@@ -40,13 +40,22 @@ struct cc_region_opts {
     int try_lock; /* do not wait for the init lock: NULL, errno EAGAIN, no warning if busy */
     int quiet;    /* no warning on failure (the caller says it) */
     /* out */
-    int fd;       /* keep_fd: the descriptor (init lock held), else -1 */
+    int fd;       /* keep_fd: the descriptor (init lock held unless unlocked), else -1 */
     int rebuilt;  /* 1: the file was (re)built by this call */
+    int unlocked; /* 1: the init lock was held past CC_REGION_LOCK_WAIT_NS by another
+                   * process and the region, already built, was opened without it */
     dev_t dev;    /* keep_fd: the file's identity */
     ino_t ino;
 };
 void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
                         struct cc_region_opts *o);
+/* The longest wait for another process's init lock. Its holder sizes and
+ * fills a small file and waits at most 1 s for live processes to
+ * re-publish after a rebuild (cap/mem/ledger_rebuild.c); a hold past this
+ * is a stopped or foreign process. Then a region already built is opened
+ * without the lock (what a process arriving after the build would see);
+ * one not built fails the open (the caller's per-process fallback). */
+#define CC_REGION_LOCK_WAIT_NS 3000000000ull
 void cc_region_unlock_init(int fd);
 
 /* Opens a state file for the library: O_NOFOLLOW, O_NONBLOCK (a FIFO cannot

@@ -95,8 +95,10 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
             __atomic_load_n(&cc_compute_mode, __ATOMIC_ACQUIRE) == CC_COMPUTE_UNDECIDED, 0))
         cc_compute_decide_mode();
     if (cc_compute_mode != CC_COMPUTE_CAPPED) return 0;
-    /* Was a direct call: now the port's load and one indirect call. */
-    int ordinal = cc_port()->device_current();
+    /* The stream's device, not the current context's: CUDA runs the launch
+     * there (docs/interception.md, "Which device"). The port's load and one
+     * indirect call; with one device no driver call. */
+    int ordinal = cc_port()->device_of_stream(s, ptsz);
     if (__builtin_expect(ordinal < 0, 0)) ordinal = cc_compute_device_untold();
     struct cc_compute_device *d = cc_compute_dev(ordinal);
     if (!d || d->state != CC_DEV_CAPPED) return 0;
