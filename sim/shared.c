@@ -267,6 +267,7 @@ int sim_charge(uint32_t dev, uint64_t bytes)
         }
         if (used + bytes <= s->dev[dev].total && used + bytes >= used) {
             s->procs[slot].mem[dev] += bytes;
+            if (used + bytes > s->dev[dev].peak_used) s->dev[dev].peak_used = used + bytes;
             ok = 1;
         }
     }
@@ -317,4 +318,19 @@ void sim_mem_info(uint32_t dev, uint64_t *free_b, uint64_t *total_b)
     *total_b = s->dev[dev].total;
     *free_b = used >= *total_b ? 0 : *total_b - used;
     sim_unlock(s);
+}
+
+/* For tests (exported as the driver API is, sim/cuda.map; as cuSimTestLockStallNs): the most memory
+ * device dev ever had in use at once, every process of the simulator
+ * counted. A transient the caps must never allow shows here even when it
+ * lasted one call. 0, or -1 for a bad device. */
+int cuSimTestPeakMem(int dev, unsigned long long *bytes)
+{
+    struct sim_shared *s = sim_shm();
+    if (!s || !bytes || dev < 0 || (uint32_t)dev >= s->ndev)
+        return -1;
+    sim_lock(s);
+    *bytes = s->dev[dev].peak_used;
+    sim_unlock(s);
+    return 0;
 }

@@ -11,7 +11,7 @@
 #define SIM_MAX_PROC 256
 #define SIM_RING 16384
 #define SIM_MAGIC 0x43534d31u /* "CSM1" */
-#define SIM_LAYOUT 4u
+#define SIM_LAYOUT 5u
 
 struct sim_ival {             /* one busy interval of the device timeline */
     uint64_t start_ns;        /* CLOCK_MONOTONIC */
@@ -29,6 +29,7 @@ struct sim_dev {
     uint64_t one_end;         /* CUDACAP_SIM_PROC_SAMPLE_ONE: the newest period whose one pid is decided */
     uint32_t one_pid;         /* ... and that pid (sticky mode: stays named while busy) */
     uint32_t one_pad;
+    uint64_t peak_used;       /* the most device memory ever in use at once (cuSimTestPeakMem) */
     struct sim_ival ring[SIM_RING];
 };
 
@@ -81,6 +82,7 @@ struct sim_shared *sim_shm(void);
 void sim_lock(struct sim_shared *s);
 /* Test hook, exported: ns this process waited over 1 ms for the lock. */
 uint64_t cuSimTestLockStallNs(void);
+int cuSimTestPeakMem(int dev, unsigned long long *bytes);
 /* Test hook, exported: busy ns of a device in [from, to) (timeline.c). */
 uint64_t cuSimTestBusyNs(uint32_t dev, uint64_t from, uint64_t to);
 void sim_unlock(struct sim_shared *s);

@@ -198,3 +198,20 @@ if(CUDACAP_TSAN)
   set_property(TEST mem.ctx.fork mem.ctx.fork.control APPEND PROPERTY ENVIRONMENT
                "TSAN_OPTIONS=die_after_fork=0")
 endif()
+
+# Arrays admitted before their creation (memory_vmm.c, array_floor): the
+# simulator's high-water mark stays within the cap. Control: created, then
+# checked (CC_TEST_ARRAY_AFTER).
+cc_sim_client(mem_array_admit mem_array_admit.c)
+set(MEM_ARRAY_ENV CUDACAP_MEM_LIMIT=1g CUDACAP_SIM_MEM=8g CUDACAP_SIM_CTX_MEM=64m)
+cc_add_preloaded_test(mem.arrays.before mem_array_admit)
+set_property(TEST mem.arrays.before APPEND PROPERTY ENVIRONMENT ${MEM_ARRAY_ENV})
+cc_memory_control_lib(cudacap_array_after CC_TEST_ARRAY_AFTER)
+add_dependencies(mem_array_admit cudacap_array_after)
+cc_add_preloaded_test(mem.arrays.before.control mem_array_admit)
+string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/cudacap_array_after/libcudacap.so"
+       _array_pre "${CUDACAP_PRELOAD}")
+set_property(TEST mem.arrays.before.control APPEND PROPERTY ENVIRONMENT ${MEM_ARRAY_ENV}
+             "LD_PRELOAD=${_array_pre}")
+set_tests_properties(mem.arrays.before.control PROPERTIES WILL_FAIL TRUE)
+
