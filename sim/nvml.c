@@ -218,7 +218,7 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
     uint64_t now = sim_now_ns(), from = now > w ? now - w : 0, to = now;
     if (P) {
         /* The H200: one stepped value per sampling period, the last
-         * completed one's (docs/validation.md, session 7), periods aligned
+         * completed one's (docs/validation.md, the 2026-12-01 watcher run), periods aligned
          * as the per-process samples' are. */
         uint64_t now_us = sim_realtime_us(), end = now_us / P * P;
         int64_t off = (int64_t)(now_us * 1000ull) - (int64_t)now;
@@ -369,7 +369,7 @@ struct period_row {
  * period (deterministic per period, so every caller sees the same sample).
  * Sticky (CUDACAP_SIM_PROC_SAMPLE_ONE=2), the worst case of what the H200
  * showed (one container named 13 samples in a row beside another busy one,
- * docs/validation.md, session 8): the pid named in a period stays named in
+ * docs/validation.md, the 2026-12-02 elastic-yield run): the pid named in a period stays named in
  * the next one while it is busy there; the draw picks only when it is not.
  * Periods are decided oldest first (the last decided one is kept in the
  * device, under the lock); rows [gfirst[g], next group) are period g's,

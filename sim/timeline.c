@@ -8,7 +8,7 @@
 /* CUDACAP_SIM_SLOWDOWN_PCT = P: a kernel starting when the device was busy a
  * fraction b of the last 200 ms runs P x b % longer. The H200 under a power
  * limit: ~1.7 ms bf16 matmuls took ~1.15 ms at a 30 % duty cycle and ~1.7 ms
- * at 87-100 % (docs/validation.md, session 10), so a cost model that timed
+ * at 87-100 % (docs/validation.md, the 2026-12-02 guard run), so a cost model that timed
  * kernels at a low duty cycle undercharges them at a high one for as long
  * as its window of timings lags (lock held). */
 static uint64_t slowed_locked(struct sim_shared *s, uint32_t dev, uint64_t start, uint64_t dur)

@@ -8,6 +8,10 @@ has "[ ok ] routing" "routing checked"; has "[ ok ] driver" "driver"; has "[ ok 
 has "[ ok ] library" "library"; has "[ ok ] state" "state"
 [ "$(ls -A $CLI_TEST_TMP/state)" = "" ] && ok "state folder left clean" || fail "left: $(ls -A $CLI_TEST_TMP/state)"
 expect 0 "default state folder under ROOT" $C doctor
+# A root that does not exist is not made as a side effect: a temporary
+# folder stands in (before, doctor created the root itself).
+expect 0 "no root" env CUDACAP_ROOT=$CLI_TEST_TMP/noroot $C doctor
+[ ! -e $CLI_TEST_TMP/noroot ] && ok "the root was not created" || fail "doctor created $CLI_TEST_TMP/noroot"
 expect 1 "missing library" $C doctor --lib /nonexistent.so --state $CLI_TEST_TMP/state
 has "[FAIL] library" "library failure"; has "/nonexistent.so" "names it"
 chmod 777 $CLI_TEST_TMP/state

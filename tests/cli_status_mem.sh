@@ -41,4 +41,7 @@ has "cudacap_fb_used_bytes{cudacap_container=\"c2\",gpu=\"0\",$U,Hostname=\"test
 has "cudacap_process_fb_used_bytes{cudacap_container=\"c1\",gpu=\"0\",$U,Hostname=\"testnode\",pid=\"$pb\"} $((264 * M))" "b per process"
 has 'cudacap_processes{cudacap_container="c1",Hostname="testnode"} 2' "c1 processes"
 has 'cudacap_region_ok{cudacap_container="c1",Hostname="testnode",region="memory"} 1' "region ok"
+# c1 has a memory cap only: no compute region, so no region_ok sample for it
+# (a 0 there fired every naive alert on memory-only containers).
+hasnt 'cudacap_region_ok{cudacap_container="c1",Hostname="testnode",region="compute"}' "absent region: no sample"
 finish

@@ -355,7 +355,7 @@ endforeach()
 # built with elastic.c's switch: others never seen (no yield, no split); no
 # provisional yield; the samples around one read by the controller; the
 # guard's target at once, at the start and after a false alarm (the slow
-# plant: a yield every 0.8 s, as the H200 in session 10).
+# plant: a yield every 0.8 s, as the H200 in the 2026-12-02 guard run).
 cc_compute_test(compute_elastic_unit compute_elastic_unit.c)
 add_test(NAME compute.elastic.unit COMMAND compute_elastic_unit)
 set_tests_properties(compute.elastic.unit PROPERTIES LABELS "compute;elastic" TIMEOUT 60)

@@ -547,7 +547,7 @@ static void mode_yields(int secs)
  * its hard share, the kernels fast again) the old target must come back
  * with the share those saturated samples called for, not the one that
  * saturated it (control CC_TEST_RESTORE_NOMINAL: a yield every 0.8 s, as
- * the H200 did in session 10). Kernels take up to 1.5x their nominal time
+ * the H200 did in the 2026-12-02 guard run). Kernels take up to 1.5x their nominal time
  * there, so its share is the device's busy time (cuSimTestBusyNs), not
  * its kernels at their nominal time; counted from 4 s to 10 s (the growth
  * to the guard takes 2-3 s there: over 2..8 s, 78.5-82.4 %). */

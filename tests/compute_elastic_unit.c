@@ -223,7 +223,7 @@ static void plant(int one_pid)
          * device's whole share, as the H200 reports two saturating ones. */
         uint32_t ra = ua, rb = ub;
         if (one_pid == 2) {
-            /* Sticky (the H200 with two elastic containers, session 8):
+            /* Sticky (the H200 with two elastic containers, the 2026-12-02 elastic-yield run):
              * the one named stays named for runs of samples (13 in a row
              * seen); switching with the chance of the other's share / 2. */
             lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
@@ -271,7 +271,7 @@ static void plant(int one_pid)
  * (compute.elastic.unit.guard_jump_control, CC_TEST_GUARD_JUMP: the guard
  * at once, at the start and after the false alarm): the kernels timed at
  * the hard share's duty cycle, the jump saturates the device and the
- * borrower yields every 0.8 s, as the H200 did in session 10 (10-13 yields
+ * borrower yields every 0.8 s, as the H200 did in the 2026-12-02 guard run (10-13 yields
  * in 50 samples). shared: the controller at its shared gain from the start
  * (others' work named once, at the context's creation: the H200's run E). */
 static void slow_plant(int shared)

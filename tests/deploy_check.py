@@ -35,7 +35,22 @@ FIELDS = {
     "probe": {"httpGet", "exec", "tcpSocket", "periodSeconds", "initialDelaySeconds", "timeoutSeconds",
               "failureThreshold"},
     "resources": {"requests", "limits"},
+    "valueFrom": {"configMapKeyRef", "fieldRef", "secretKeyRef", "resourceFieldRef"},
+    "keyRef": {"name", "key", "optional"},
+    "affinity": {"nodeAffinity", "podAffinity", "podAntiAffinity"},
+    "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution",
+                     "preferredDuringSchedulingIgnoredDuringExecution"},
+    "nodeSelector": {"nodeSelectorTerms"},
+    "term": {"matchExpressions", "matchFields"},
+    "expr": {"key", "operator", "values"},
 }
+# GPU nodes: GPU feature discovery's label, and HAMi's guide's.
+GPU_NODE_LABELS = {("nvidia.com/gpu.present", "true"), ("gpu", "on")}
+configmaps = {}  # (namespace, name) -> data
+namespaces = {}  # name -> labels
+key_refs = []    # (where, name, key)
+literal_settings = []  # env entries giving HAMI_* literally
+NODE_SETTINGS = {"HAMI_DIR", "HAMI_VERSION"}
 HOSTPATH_TYPES = {"", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice",
                   "BlockDevice"}
 
@@ -59,6 +74,12 @@ def check_container(where, c, volumes):
         if keys(w, e, "env", ("name",)) and ("value" in e) == ("valueFrom" in e):
             bad(w, "exactly one of value, valueFrom")
         if "value" in e and not isinstance(e["value"], str): bad(w, "value must be a string")
+        if isinstance(e, dict) and e.get("name") in NODE_SETTINGS and "value" in e: literal_settings.append(w)
+        vf = e.get("valueFrom")
+        if vf is not None and keys(f"{w}.valueFrom", vf, "valueFrom"):
+            ref = vf.get("configMapKeyRef")
+            if ref is not None and keys(f"{w}.valueFrom.configMapKeyRef", ref, "keyRef", ("name", "key")):
+                key_refs.append((w, ref["name"], ref["key"]))
     ports = set()
     for i, p in enumerate(c.get("ports", [])):
         w = f"{where}.ports[{i}]"
@@ -72,8 +93,17 @@ def check_container(where, c, volumes):
         if keys(w, m, "mount", ("name", "mountPath")):
             if m["name"] not in volumes: bad(w, f"no volume {m['name']!r}")
             if not str(m["mountPath"]).startswith("/"): bad(w, "mountPath must be absolute")
+            # runc refuses a mount inside /proc ("cannot be mounted because
+            # it is inside /proc"), and /sys is the runtime's too.
+            if re.match(r"^/(proc|sys)(/|$)", str(m["mountPath"])):
+                bad(w, f"mountPath {m['mountPath']} lies inside /proc or /sys: runc refuses it")
     args = c.get("args") or []
     mounts = [str(m.get("mountPath", "")).rstrip("/") for m in c.get("volumeMounts", []) if isinstance(m, dict)]
+    for e in c.get("env", []):
+        if isinstance(e, dict) and e.get("name") == "CUDACAP_NVIDIA_PROC" and "value" in e:
+            path = str(e["value"])
+            if not any(path == m or path.startswith(m + "/") for m in mounts):
+                bad(where, f"CUDACAP_NVIDIA_PROC {path} lies in no volume mounted into the container")
     for opt in ("--root", "--pod-resources"):
         if opt in args and isinstance(args, list):
             i = args.index(opt)
@@ -113,6 +143,34 @@ def check_daemonset(where, d, installed):
             if not str(hp["path"]).startswith("/"): bad(w, "hostPath.path must be absolute")
             if hp.get("type", "") not in HOSTPATH_TYPES: bad(w, f"hostPath.type {hp.get('type')!r}")
     for i, t in enumerate(ps.get("tolerations", [])): keys(f"{where}.tolerations[{i}]", t, "toleration")
+    # Which nodes: every term ORed, each term's expressions ANDed; the pod
+    # must land on GPU nodes labelled either way (and only on GPU nodes).
+    sel = set((k, str(v)) for k, v in (ps.get("nodeSelector") or {}).items())
+    terms = []
+    aff = ps.get("affinity")
+    if aff is not None and keys(f"{where}.affinity", aff, "affinity"):
+        na = aff.get("nodeAffinity") or {}
+        if keys(f"{where}.affinity.nodeAffinity", na, "nodeAffinity"):
+            req = na.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+            if keys(f"{where}.affinity.nodeAffinity.required", req, "nodeSelector"):
+                for j, t in enumerate(req.get("nodeSelectorTerms") or []):
+                    if not keys(f"{where}.nodeSelectorTerms[{j}]", t, "term"): continue
+                    ands = set()
+                    for x in t.get("matchExpressions") or []:
+                        if keys(f"{where}.nodeSelectorTerms[{j}].matchExpressions", x, "expr", ("key", "operator")):
+                            if x["operator"] == "In" and len(x.get("values") or []) == 1:
+                                ands.add((x["key"], str(x["values"][0])))
+                            elif x["operator"] not in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"):
+                                bad(where, f"node selector operator {x['operator']!r}")
+                    terms.append(ands | sel)
+    if not terms: terms = [sel]
+    for lab in GPU_NODE_LABELS:
+        if not any(t == {lab} for t in terms): bad(where, f"no node selector term for {lab[0]}={lab[1]} alone")
+    for t in terms:
+        if not t & GPU_NODE_LABELS: bad(where, f"a node selector term {sorted(t)} selects nodes that need not have a GPU")
+    # hostPID or hostPath: the namespace must admit privileged pods.
+    if ps.get("hostPID") or any("hostPath" in v for v in ps.get("volumes", []) if isinstance(v, dict)):
+        privileged_in.append((where, d.get("metadata", {}).get("namespace", "default")))
     names = set()
     for kind in ("initContainers", "containers"):
         for i, c in enumerate(ps.get(kind, [])):
@@ -139,6 +197,7 @@ def image_paths(dockerfile):
         paths.add(dst)
     return paths
 
+privileged_in = []  # (where, namespace) of pods needing the privileged level
 installed = image_paths(os.path.join(root, "deploy/Dockerfile"))
 for name in sorted(os.listdir(os.path.join(root, "deploy"))):
     if not name.endswith((".yaml", ".yml")): continue
@@ -155,7 +214,21 @@ for name in sorted(os.listdir(os.path.join(root, "deploy"))):
         if keys(f"{where}.metadata", meta, "meta", ("name",)) and not DNS1123.match(str(meta.get("name", ""))):
             bad(where, "metadata.name is not a DNS-1123 name")
         if d.get("kind") == "DaemonSet": check_daemonset(where, d, installed)
-        elif d.get("kind") not in ("Namespace", "ServiceAccount", "Service", "ConfigMap"): bad(where, "unexpected kind")
+        elif d.get("kind") == "Namespace": namespaces[meta.get("name")] = meta.get("labels") or {}
+        elif d.get("kind") == "ConfigMap":
+            data = d.get("data") or {}
+            if not all(isinstance(v, str) for v in data.values()): bad(where, "ConfigMap data values must be strings")
+            configmaps[meta.get("name")] = data
+        elif d.get("kind") not in ("ServiceAccount", "Service"): bad(where, "unexpected kind")
+for w, name, key in key_refs:
+    if name not in configmaps: bad(w, f"configMapKeyRef names no ConfigMap {name!r}")
+    elif key not in configmaps[name]: bad(w, f"ConfigMap {name!r} has no key {key!r}")
+for w, ns in privileged_in:
+    if namespaces.get(ns, {}).get("pod-security.kubernetes.io/enforce") != "privileged":
+        bad(w, f"hostPID/hostPath: namespace {ns!r} must be labelled pod-security.kubernetes.io/enforce: privileged")
+# One place for the node's settings: the ConfigMap; the containers read it.
+for w in literal_settings:
+    bad(w, "a node setting given literally: read it from the ConfigMap cudacap-node (one place)")
 for p in problems: print(p)
 print(f"deploy check: {len(problems)} problem(s)")
 sys.exit(1 if problems else 0)

@@ -57,7 +57,12 @@ if command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
              's/hostPath:$/hostpath:/' 's/type: DirectoryOrCreate/type: DirOrCreate/' \
              's|"/usr/share/cudacap/node-install.sh", "--once"|"/usr/share/cudacap/install.sh", "--once"|' \
              's|^      app.kubernetes.io/name: cudacap-node$|      app.kubernetes.io/name: other|' \
-             's/^      hostPID: true/      hostPid: true/' 's/^            - name: NODE_NAME/            - nam: NODE_NAME/'; do
+             's/^      hostPID: true/      hostPid: true/' 's/^            - name: NODE_NAME/            - nam: NODE_NAME/' \
+             's|pod-security.kubernetes.io/enforce: privileged|pod-security.kubernetes.io/enforce: baseline|' \
+             's/values: \["on"\]/values: ["yes"]/' 's/key: HAMI_VERSION}/key: HAMI_VERSON}/' \
+             's/valueFrom: {configMapKeyRef: {name: cudacap-node, key: HAMI_VERSION}}/value: "v2.5.0"/' \
+             's|mountPath: /host/proc/driver/nvidia|mountPath: /proc/driver/nvidia|' \
+             's|value: /host/proc/driver/nvidia/gpus|value: /hostproc/driver/nvidia/gpus|'; do
     rm -rf $T/mut && mkdir -p $T/mut && cp -r $SRCDIR/deploy $T/mut/ && sed -i "$mut" $T/mut/deploy/daemonset.yaml
     cmp -s $SRCDIR/deploy/daemonset.yaml $T/mut/deploy/daemonset.yaml && fail "mutation '$mut' changed nothing"
     out=$(python3 $SRCDIR/tests/deploy_check.py $T/mut 2>&1); rc=$?

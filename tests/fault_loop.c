@@ -346,7 +346,7 @@ int main(int argc, char **argv)
         return 2;
     }
     /* Line by line: a harness that dies (a signal, ctest's timeout) must not
-     * take its FAIL lines with it in a pipe's buffer (session 7: one failed
+     * take its FAIL lines with it in a pipe's buffer (the 2026-12-01 watcher run: one failed
      * run under load whose message was lost). */
     setvbuf(stdout, NULL, _IOLBF, 0);
     int lng = 0;

@@ -18,7 +18,7 @@
  * (the red team), and a full filesystem surfaced as a SIGBUS at first
  * write. Control (mem.region.lock.control): region.c built with
  * CC_TEST_UNBOUNDED_INIT_LOCK (the blocking wait): B hangs in `held` and
- * its 20 s alarm kills it; checked to fail every run. */
+ * its 10 s alarm kills it; checked to fail every run. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -54,7 +54,7 @@ static double now_s(void)
 static int process_b(const char *dir, int want_shared, const char *fault)
 {
     check_failures = 0; /* the parent's, inherited by the fork */
-    alarm(20);
+    alarm(10);
     if (fault) cc_fault_configure(fault, NULL);
     double t0 = now_s();
     int shared = cc_ml_attach(dir);
@@ -81,7 +81,7 @@ static int run_b(const char *name, const char *dir, int want_shared, const char 
     int st = 0;
     waitpid(p, &st, 0);
     int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-    printf("%-8s %s\n", name, ok ? "ok" : WIFSIGNALED(st) ? "KILLED (hung past 20 s?)" : "FAILED");
+    printf("%-8s %s\n", name, ok ? "ok" : WIFSIGNALED(st) ? "KILLED (hung past 10 s?)" : "FAILED");
     CHECK(ok, "case %s (status 0x%x)", name, st);
     return ok;
 }

@@ -212,11 +212,24 @@ int cmd_doctor(int argc, char **argv)
     if (state) {
         check_state(state);
     } else {
+        /* A throwaway folder under the root when the root exists; never the
+         * root itself as a side effect (a check must not change the node:
+         * status then listed an empty root that nothing had prepared).
+         * Without a root, a temporary folder stands in for it. */
         const char *root = cli_default_root(NULL);
-        snprintf(tmpdir, sizeof tmpdir, "%s/doctor-%ld", root, (long)getpid());
-        if (cli_mkdirs(root, 0711) != 0 || mkdir(tmpdir, 0700) != 0) {
-            verdict(0, "state", "cannot create a state folder under %s: %s (pass --state DIR)",
-                    root, strerror(errno));
+        struct stat rs;
+        int made;
+        if (stat(root, &rs) == 0 && S_ISDIR(rs.st_mode)) {
+            snprintf(tmpdir, sizeof tmpdir, "%s/doctor-%ld", root, (long)getpid());
+            made = mkdir(tmpdir, 0700) == 0;
+        } else {
+            const char *t = getenv("TMPDIR");
+            snprintf(tmpdir, sizeof tmpdir, "%s/cudacap-doctor-XXXXXX", t && *t ? t : "/tmp");
+            made = mkdtemp(tmpdir) != NULL;
+        }
+        if (!made) {
+            verdict(0, "state", "cannot create a state folder %s: %s (pass --state DIR)", tmpdir,
+                    strerror(errno));
             tmpdir[0] = 0;
         } else {
             check_state(tmpdir);

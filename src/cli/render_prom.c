@@ -290,11 +290,15 @@ void render_prom(FILE *f, struct snap *const *s, int n, const struct podres *pr)
             }
         }
     head(f, "cudacap_region_ok", "gauge",
-         "Whether a state region of the container could be read (1) or not (0: absent, another layout, being rebuilt, truncated, corrupt, not a plain file).");
+         "Whether a state region of the container could be read (1) or not (0: another layout, being rebuilt, truncated, corrupt, not a plain file). No sample for a region the container does not have.");
     for (int c = 0; c < n; c++) {
         static const char *rn[2] = {"region=\"memory\"", "region=\"compute\""};
         int st[2] = {s[c]->mem_state, s[c]->sm_state};
         for (int r = 0; r < 2; r++) {
+            /* A region that does not exist is not broken: a container with
+             * a memory cap only has no compute region, and a 0 there fired
+             * every naive "region_ok == 0" alert. */
+            if (st[r] == SNAP_ABSENT) continue;
             fputs("cudacap_region_ok", f);
             labels(f, s[c], pe[c], NULL, rn[r]);
             fprintf(f, " %d\n", st[r] == SNAP_OK);

@@ -63,7 +63,7 @@ cc_ctrl_state_t cc_ctrl_initial(uint32_t cap_pm, int64_t nominal);
  * 30. Not on a yield itself (a provisional one may be the container's own
  * lump: beside an idle context the H200's borrower then stayed at the
  * shared gain, corrected its share ten times slower, saturated the device
- * and yielded every 0.8-1.6 s, session 9). */
+ * and yielded every 0.8-1.6 s, the 2026-12-02 elastic-rule run). */
 cc_ctrl_state_t cc_ctrl_shared(cc_ctrl_state_t st);
 
 /* One control cycle. Pure: no globals, no clock, no I/O. */

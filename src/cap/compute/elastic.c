@@ -103,7 +103,7 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
      * from now on (controller.h, cc_ctrl_shared). Not on a saturated sample
      * alone: beside an idle context, the borrower's own lumps then left it
      * at the shared gain, its share corrected ten times slower, the device
-     * saturated and it yielded every 0.8 s (the H200, session 9). */
+     * saturated and it yielded every 0.8 s (the H200, the 2026-12-02 elastic-rule run). */
     out->contended = present;
     /* Saturated: no idle time in two samples in a row (one alone is often
      * the lumps of the supply, bucket.c, not a neighbour waiting). */
@@ -149,7 +149,7 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
              * by growth from the hard share (guarded, below): restored at
              * once, with kernels timed at the hard share's low duty cycle,
              * the H200's borrower saturated the device again within two
-             * samples and yielded every 0.8 s (session 10; control
+             * samples and yielded every 0.8 s (the 2026-12-02 guard run; control
              * CC_TEST_GUARD_JUMP). Without it (the context left meanwhile)
              * nobody can arrive unseen: the old target at once. */
             st.up_pm = foreign ? hard : st.restore_pm;

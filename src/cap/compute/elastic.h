@@ -32,7 +32,7 @@
  *   counting others' work as ours) confirm it (contended, as for a named
  *   arrival); otherwise it was the container's own lump, and the target
  *   grows back from the hard share (restored at once, the H200's borrower
- *   saturated the device again and yielded every 0.8 s: session 10);
+ *   saturated the device again and yielded every 0.8 s: the 2026-12-02 guard run);
  * - not throttled and under the hard cap for CC_ELASTIC_LOW samples:
  *   nothing borrowed, target = hard (and the watcher then need not sample
  *   an idle container; one sample alone is often a process the machine did

@@ -88,7 +88,7 @@ static void clock_saw(struct cc_nvml_clock *c, unsigned long long newest)
  * process list: 6 us on the H200). Then every kernel the device ran is the
  * container's, and the device-wide utilization (16 us) says what the
  * per-process samples (2.4 ms) would: time-based both, on the H200 for
- * one-SM kernels as for full waves (docs/validation.md, session 7). Failing
+ * one-SM kernels as for full waves (docs/validation.md, the 2026-12-01 watcher run). Failing
  * safe: an unknown host pid of ours, a list NVML cannot give, or an empty
  * one reads "not alone", and a neighbour's context appears in the list when
  * it is created, before its first kernel can run. At worst (a context
@@ -444,7 +444,7 @@ static void refill(struct cc_compute_device *d, const struct cc_compute_view *v,
          * with it (cc_elastic_share): reset to the hard nominal on a yield
          * (a share wound up against an unreachable soft 100 % must not
          * follow us down; keeping the learned ratio there instead, 1..2,
-         * was tried in session 8: on the H200 the hard 50 neighbour then got
+         * was tried in the 2026-12-02 elastic-yield run: on the H200 the hard 50 neighbour then got
          * 40 % in two bursts of three and the borrower's target never
          * reached its hard share), else scaled keeping the learned ratio. */
         uint32_t prev = st.up_limit_pm < d->cap_pm ? d->cap_pm
