@@ -24,6 +24,10 @@ scripts/check-glibc.sh "$x/$libdir/libcudacap.so" 2.17 >/dev/null || fail "the p
 [ -f "$x/usr/share/man/man1/cudacap.1" ] || [ -f "$x/usr/share/man/man1/cudacap.1.gz" ] || fail "no man page"
 [ -f "$x/usr/share/bash-completion/completions/cudacap" ] || fail "no completion"
 [ -f "$x/usr/share/doc/cudacap/LICENSE" ] || fail "no LICENSE"
+[ -f "$x/usr/include/cudacap/cudacap.h" ] || fail "no public header"
+[ -d "$x/var/lib/cudacap/containers" ] || fail "no /var/lib/cudacap/containers"
+grep -qx 'ExecStart=/usr/bin/cudacap metrics --listen :9477' "$x/usr/lib/systemd/system/cudacap-metrics.service" \
+  || fail "no exporter unit running /usr/bin/cudacap"
 sim=$(find "$x" -name 'libcuda.so*' -o -name 'libnvidia-ml.so*')
 [ -z "$sim" ] || fail "simulator in the package: $sim"
 fields=$(dpkg-deb -f "$deb" Package Version Depends) # captured: grep -q under pipefail would SIGPIPE dpkg-deb

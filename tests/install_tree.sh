@@ -22,6 +22,20 @@ out=$(bash -c ". '$B' && complete -p cudacap" 2>&1); has "_cudacap" "bash comple
 out=$(bash -c ". '$B'; COMP_WORDS=(cudacap st); COMP_CWORD=1; _cudacap; echo \${COMPREPLY[*]}" 2>&1)
 has "status" "completes commands"
 grep -q 'MIT License' "$P/share/doc/cudacap/LICENSE" && ok "LICENSE" || fail "no LICENSE"
+[ -f "$P/include/cudacap/cudacap.h" ] && ok "public header" || fail "no include/cudacap/cudacap.h"
+R=$P/var/lib/cudacap/containers
+[ -d "$R" ] && [ "$(stat -c %a "$R")" = 711 ] && ok "the default root, 0711" || fail "no $R (0711): $(stat -c %a "$R" 2>&1)"
+U=$P/lib/systemd/system/cudacap-metrics.service
+grep -q "^ExecStart=$P/bin/cudacap metrics --listen :9477\$" "$U" && ok "exporter unit runs the installed command" \
+  || fail "unit: $(grep ExecStart "$U" 2>&1)"
+# systemd's own parser (offline: no running systemd needed; --man=no: the
+# man page lies in this prefix, not where man looks).
+if command -v systemd-analyze >/dev/null; then
+  out=$(systemd-analyze verify --man=no "$U" 2>&1); rc=$?
+  [ $rc = 0 ] && ok "systemd-analyze verify accepts the unit" || fail "systemd-analyze verify ($rc): $out"
+else
+  fail "systemd-analyze missing (Debian's systemd package)"
+fi
 find "$P" -name 'libcuda.so*' -o -name 'libnvidia-ml*' -o -name 'cudacap_demo_worker' | grep -q . \
   && fail "simulator or test programs installed" || ok "no simulator, no tests installed"
 
