@@ -102,7 +102,10 @@ int cc_device_current(void)
     return d >= 0 && d < n ? (int)d : -1;
 }
 
-int cc_device_of_ctx(CUcontext ctx)
+/* The ordinal of context ctx's device, -1 when it cannot tell (the
+ * context pushed, its device read, popped: three driver calls; the
+ * current context's costs one). Only for drivers before CUDA 12.8. */
+static int device_of_ctx(CUcontext ctx)
 {
     int n = cc_devices_count();
     if (n == 1) return 0;
@@ -136,5 +139,5 @@ int cc_device_of_stream(CUstream s, int ptsz)
     __typeof__(&cuStreamGetCtx) ctx = ptsz ? real_stream_ctx_ptsz : real_stream_ctx;
     CUcontext c;
     if (!ctx || ctx(s, &c) != CUDA_SUCCESS) return -1;
-    return cc_device_of_ctx(c);
+    return device_of_ctx(c);
 }

@@ -42,9 +42,4 @@ int cc_device_current(void);
  * that follows it: docs/interception.md, "Which device". */
 int cc_device_of_stream(CUstream s, int ptsz);
 
-/* The ordinal of context ctx's device, -1 when it cannot tell (the
- * context pushed, its device read, popped: three driver calls; the
- * current context's costs one). */
-int cc_device_of_ctx(CUcontext ctx);
-
 #endif
