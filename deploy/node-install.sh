@@ -7,7 +7,12 @@
 # checksum differs (at every plugin restart), so the sidecar puts cudacap's
 # back. docs/kubernetes.md describes it.
 #
-#   node-install.sh [--once | --watch SECONDS]
+#   node-install.sh [--once | --watch SECONDS | --uninstall]
+# --uninstall: the rollback. HAMi's files are put back from their *.hami
+# copies, a HAMi name that had no file of HAMi's before is removed when it
+# still holds this library, and cudacap's own copy (LIB_DIR, the command in
+# CLI_DIR, CDI_SPEC) is removed. Delete the DaemonSet first: its sidecar
+# would install again.
 # Environment:
 #   HOST_ROOT      where the host's / is mounted (default /host)
 #   SRC_LIB        the library in this image (default: next to this script's
@@ -26,8 +31,9 @@ case "${1:-}" in
   ""|--once) ;;
   --watch) mode=watch; interval=${2:?--watch needs SECONDS}
            case "$interval" in *[!0-9]*|"") echo "node-install: --watch SECONDS: \"$interval\" is not a number" >&2; exit 2 ;; esac ;;
-  -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "node-install: unknown argument \"$1\" (--once or --watch SECONDS)" >&2; exit 2 ;;
+  --uninstall) mode=uninstall ;;
+  -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "node-install: unknown argument \"$1\" (--once, --watch SECONDS or --uninstall)" >&2; exit 2 ;;
 esac
 HOST_ROOT=${HOST_ROOT:-/host}
 LIB_DIR=${LIB_DIR:-/usr/local/lib/cudacap}
@@ -85,6 +91,39 @@ install_once() {
   fi
 }
 
+# The rollback (--uninstall). Only files this installer wrote are touched:
+# a HAMi name is restored from its *.hami copy, or removed when it holds
+# this library and HAMi never had a file there.
+uninstall() {
+  real=$(readlink -f "$SRC_LIB")
+  h=$HOST_ROOT$HAMI_DIR
+  if [ -n "$HAMI_DIR" ] && [ -d "$h" ]; then
+    for f in "$h"/libvgpu.so "$h"/libvgpu.so.*; do
+      case "$f" in *.cudacap-tmp.*) rm -f "$f"; continue ;; *.hami) continue ;; esac
+      [ -e "$f" ] || [ -e "$f.hami" ] || continue
+      if [ -f "$f.hami" ]; then
+        mv -f "$f.hami" "$f" && echo "node-install: restored HAMi's $f"
+      elif [ -f "$f" ] && [ "$(sum "$f")" = "$(sum "$real")" ]; then
+        rm -f "$f" && echo "node-install: removed $f (HAMi had none)"
+      fi
+    done
+  fi
+  d=$HOST_ROOT$LIB_DIR
+  if [ -d "$d" ]; then
+    rm -f "$d"/libcudacap.so "$d"/libcudacap.so.*
+    rmdir "$d" 2>/dev/null || true
+    echo "node-install: removed $d/libcudacap.so*"
+  fi
+  if [ -n "${CLI_DIR:-}" ] && [ -f "$HOST_ROOT$CLI_DIR/cudacap" ] && [ -x "$here/cudacap" ] &&
+     [ "$(sum "$HOST_ROOT$CLI_DIR/cudacap")" = "$(sum "$here/cudacap")" ]; then
+    rm -f "$HOST_ROOT$CLI_DIR/cudacap" && echo "node-install: removed $HOST_ROOT$CLI_DIR/cudacap"
+  fi
+  if [ -n "${CDI_SPEC:-}" ] && [ -f "$HOST_ROOT$CDI_SPEC" ]; then
+    rm -f "$HOST_ROOT$CDI_SPEC" && echo "node-install: removed $HOST_ROOT$CDI_SPEC"
+  fi
+}
+
+if [ "$mode" = uninstall ]; then uninstall; exit 0; fi
 install_once
 [ "$mode" = once ] && exit 0
 trap 'exit 0' TERM INT

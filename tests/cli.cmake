@@ -104,6 +104,7 @@ set_property(TEST install.tree APPEND PROPERTY ENVIRONMENT "BUILD=${CMAKE_BINARY
 cc_cli_test(cli.cdi.podman cli_cdi_podman.sh)
 set_tests_properties(cli.cdi.podman PROPERTIES RUN_SERIAL FALSE TIMEOUT 120)
 cc_cli_test(cli.metrics.counters cli_metrics_counters.sh)
+cc_cli_test(cli.metrics.node cli_metrics_node.sh)
 cc_cli_test(cli.node cli_node.sh)
 # glibc 2.17+ images: the library needs no GLIBC_ version above 2.17
 # (scripts/check-glibc.sh); the control: the same check at 2.16 must fail.

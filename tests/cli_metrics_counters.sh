@@ -58,7 +58,7 @@ env LD_PRELOAD=${SANPRE:+$SANPRE:}$LIB CUDA_DEVICE_MEMORY_LIMIT=1g \
   $WORKER hold --mib 16 --seconds 20 --ready $CLI_TEST_TMP/hami.ready >/dev/null 2>&1 & bgpids+=($!)
 wait_for $CLI_TEST_TMP/hami.ready 20 || fail "HAMi-layout worker did not start"
 expect 0 "metrics, HAMi layout" env CUDACAP_POD_LOGS=$CLI_TEST_TMP/pods $C metrics
-has "cudacap_fb_limit_bytes{cudacap_container=\"${uid}_train\",pod_uid=\"$uid\",pod_namespace=\"ml\",pod_name=\"trainer-0\",pod_container=\"train\",gpu=\"0\",UUID=\"$U0\",Hostname=\"testnode\"} 1073741824" "pod labels from the folder and the kubelet's log folders"
+has "cudacap_fb_limit_bytes{cudacap_container=\"${uid}_train\",pod_uid=\"$uid\",namespace=\"ml\",pod=\"trainer-0\",container=\"train\",gpu=\"0\",UUID=\"$U0\",Hostname=\"testnode\"} 1073741824" "pod labels from the folder and the kubelet's log folders"
 expect 0 "metrics, no pod logs" env CUDACAP_POD_LOGS=$CLI_TEST_TMP/none $C metrics
-has "pod_uid=\"$uid\",pod_container=\"train\",gpu" "without them: uid and container only"
+has "pod_uid=\"$uid\",container=\"train\",gpu" "without them: uid and container only"
 finish

@@ -41,13 +41,13 @@ m() { # ARGS...: cudacap metrics ARGS; stdout in $out, stderr in $err, exit in $
 }
 line() { printf '%s\n' "$out" | grep -F "$1" | head -1; }
 # pods CONTAINER: the pod labels on CONTAINER's first series ("" when none)
-pods() { line "{cudacap_container=\"$1\"," | grep -o 'pod_[a-z]*="[^"]*"' | tr '\n' ' ' | sed 's/ $//'; }
+pods() { line "{cudacap_container=\"$1\"," | grep -oE '[{,](pod_uid|namespace|pod|container)="[^"]*"' | cut -c2- | tr '\n' ' ' | sed 's/ $//'; }
 want_pods() { # CONTAINER LABELS DESC
   local got=$(pods "$1")
   [ "$got" = "$2" ] && ok "$3" || fail "$3: $1 has [$got], want [$2]"
 }
-JOB1='pod_namespace="ml" pod_name="trainer-0" pod_container="main"'
-HAMI="pod_uid=\"$uid\" pod_namespace=\"hami-ns\" pod_name=\"hami-pod\" pod_container=\"train\""
+JOB1='namespace="ml" pod="trainer-0" container="main"'
+HAMI="pod_uid=\"$uid\" namespace=\"hami-ns\" pod=\"hami-pod\" container=\"train\""
 
 # 1. Real protobuf encoding, >64 KiB (3000 pods first): job1 by its CDI
 # device name from a device plugin, job2 by a DRA CDI device, a GPU UUID
@@ -58,14 +58,14 @@ size=$(sed -n 's/^payload \([0-9]*\) bytes$/\1/p' $CLI_TEST_TMP/server.err)
 [ "${size:-0}" -gt 65536 ] && ok "response of $size bytes: past the 64 KiB default window" || fail "payload ${size:-?}"
 m --pod-resources $S
 [ $rc = 0 ] && [ -z "$err" ] && ok "metrics, no warning ($ms ms)" || fail "rc $rc: $err"
-printf '%s\n' "$out" | grep -qxF "cudacap_fb_used_bytes{cudacap_container=\"job1\",pod_namespace=\"ml\",pod_name=\"trainer-0\",pod_container=\"main\",gpu=\"0\",UUID=\"$U0\",Hostname=\"testnode\"} $(line '{cudacap_container="job1",' | sed 's/.* //')" \
+printf '%s\n' "$out" | grep -qxF "cudacap_fb_used_bytes{cudacap_container=\"job1\",namespace=\"ml\",pod=\"trainer-0\",container=\"main\",gpu=\"0\",UUID=\"$U0\",Hostname=\"testnode\"} $(line '{cudacap_container="job1",' | sed 's/.* //')" \
   && ok "job1: device series labelled" || fail "job1 line: $(line '_fb_used_bytes{cudacap_container="job1",')"
 want_pods job1 "$JOB1" "job1 named by cudacap.io/cap=job1"
-want_pods job2 'pod_namespace="ml" pod_name="eval-0" pod_container="eval"' "job2 named by a DRA CDI device"
+want_pods job2 'namespace="ml" pod="eval-0" container="eval"' "job2 named by a DRA CDI device"
 want_pods lonely "" "lonely: no pod labels"
 want_pods $U0 "" "a GPU UUID labels no container"
 want_pods ${uid}_train "$HAMI" "HAMi folder keeps the log folders' labels, not the socket's"
-n=$(printf '%s\n' "$out" | grep -c 'pod_namespace=')
+n=$(printf '%s\n' "$out" | grep -c 'namespace=')
 # 8 since regions a container does not have give no region_ok sample (more
 # than 10 with them): the labelled containers' device, process and region series.
 [ "$n" -ge 8 ] && ok "$n labelled series" || fail "only $n labelled series"

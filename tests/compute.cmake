@@ -52,6 +52,11 @@ add_test(NAME compute.election.slow.control COMMAND compute_election_fixed slow)
 cc_compute_test(compute_controller compute_controller.c)
 add_test(NAME compute.controller.unit COMMAND compute_controller unit)
 add_test(NAME compute.controller.aimd COMMAND compute_controller aimd)
+# Idle: a wound-up share goes back to nominal. Control: share frozen.
+add_test(NAME compute.controller.idle COMMAND compute_controller idle)
+cc_compute_control(compute_controller_frozen compute_controller.c CC_TEST_IDLE_FROZEN
+                   ${CC_CAP_SRC}/controller.c)
+add_test(NAME compute.controller.idle.control COMMAND compute_controller_frozen idle)
 cc_compute_control(compute_controller_private compute_controller.c CC_TEST_PRIVATE_STATE)
 add_test(NAME compute.controller.aimd.control COMMAND compute_controller_private aimd)
 # Two containers, NVML naming one process per sample. Control: the first
@@ -76,7 +81,8 @@ add_test(NAME compute.lock.fork.control COMMAND compute_lock_noforget fork)
 set_tests_properties(compute.bucket.deductions.control compute.bucket.bypass.control
   compute.election.election.control compute.election.death.control
   compute.election.slow.control compute.controller.aimd.control compute.lock.fork.control
-  compute.controller.noisy.control compute.controller.contended.control PROPERTIES WILL_FAIL TRUE)
+  compute.controller.noisy.control compute.controller.contended.control
+  compute.controller.idle.control PROPERTIES WILL_FAIL TRUE)
 # The two lost-update controls race plain loads and stores; a sanitizer slows
 # each access enough that, on two cores, a run may lose nothing. They prove the
 # test's power in the plain build; under a sanitizer they would only be noise.

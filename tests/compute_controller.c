@@ -76,8 +76,8 @@ static void unit(void)
             last = c;
         }
     }
-    /* Idle: bypass to one nominal period, share frozen; a light load that
-     * is never throttled does not wind share up. */
+    /* Idle: bypass to one nominal period, share unmoved at nominal; a
+     * light load that is never throttled does not wind share up. */
     st = cc_ctrl_initial(500, 50000000);
     for (int c = 0; c < 50; c++) {
         cc_ctrl_input_t in = {.kind = CC_CTRL_DELTA, .cap_pm = 500, .user_pm = c < 25 ? 0 : 200,
@@ -273,11 +273,56 @@ static void contended(void)
           (double)st.share / (double)nom);
 }
 
+/* idle: after a wound-up share (1.5 x nominal), back within 5 % of
+ * nominal in 25 idle cycles (an eighth of the excess each), most of it
+ * kept over a pause of 3; a share under nominal kept. Control: CC_TEST_IDLE_FROZEN (share frozen while
+ * idle, as before 2026-12-02): fails, the share still 1.5 x. */
+static void idle_decay(void)
+{
+    cc_ctrl_state_t st = cc_ctrl_initial(500, 50000000);
+    st.share = 75000000;
+    for (int c = 0; c < 25; c++) {
+        cc_ctrl_input_t in = {.kind = CC_CTRL_DELTA, .cap_pm = 500, .user_pm = 0, .sys_pm = 0,
+                              .sample_valid = 1, .throttled = 0, .nominal = 50000000};
+        cc_ctrl_output_t out;
+        st = cc_ctrl_step(st, &in, &out);
+        if (c == 2)
+            CHECK(st.share > 60000000 && st.share < 75000000, "after 3 idle cycles share %lld",
+                  (long long)st.share);
+    }
+    printf("idle: share %.1f ms after 25 idle cycles (from 75, nominal 50)\n", st.share / 1e6);
+    CHECK(st.share < 52500000 && st.share >= 50000000,
+          "after 25 idle cycles share %lld (nominal 50 ms)", (long long)st.share);
+    /* The same on quiet cycles (the watcher skipped the sample: no sample
+     * at all), with the bucket trimmed; a quiet cycle with a waiter holds. */
+    st.share = 75000000;
+    for (int c = 0; c < 25; c++) {
+        cc_ctrl_input_t in = {.kind = CC_CTRL_AUTO, .cap_pm = 500, .quiet = 1,
+                              .throttled = c == 0, .nominal = 50000000};
+        cc_ctrl_output_t out;
+        st = cc_ctrl_step(st, &in, &out);
+        if (c == 0) CHECK(!out.bypass && st.share == 75000000, "quiet but throttled: bypass");
+        else CHECK(out.bypass && out.bucket_target == 50000000, "quiet cycle %d: no bypass", c);
+    }
+    printf("quiet: share %.1f ms after 24 quiet cycles\n", st.share / 1e6);
+    CHECK(st.share < 52500000, "after 24 quiet cycles share %lld", (long long)st.share);
+    /* Under nominal: kept (it holds the cap when the work resumes). */
+    st.share = 40000000;
+    for (int c = 0; c < 25; c++) {
+        cc_ctrl_input_t in = {.kind = CC_CTRL_DELTA, .cap_pm = 500, .quiet = c % 2,
+                              .sample_valid = !(c % 2), .nominal = 50000000};
+        cc_ctrl_output_t out;
+        st = cc_ctrl_step(st, &in, &out);
+    }
+    CHECK(st.share == 40000000, "a share under nominal moved to %lld while idle", (long long)st.share);
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "all";
     if (!strcmp(which, "noisy") || !strcmp(which, "all")) noisy();
     if (!strcmp(which, "unit") || !strcmp(which, "all")) unit();
+    if (!strcmp(which, "idle") || !strcmp(which, "all")) idle_decay();
     if (!strcmp(which, "aimd") || !strcmp(which, "all")) aimd_mp();
     if (!strcmp(which, "contended") || !strcmp(which, "all")) contended();
     CHECK_EXIT();

@@ -457,6 +457,14 @@ static void mode_bursts(int secs)
     add(30, 100, 4, 0, end, 0);
     struct cont *n = add(50, 0, 2, 2000, end, 2000);
     start_all();
+    /* The neighbour's line just before its first onset (printed: a share
+     * wound up by its start, or a full bucket, shows here). */
+    mp_sleep_until(t0 + 1950 * 1000000ull);
+    const cc_compute_region_t *nr = mp_map_compute_region(n->state);
+    if (nr)
+        printf("neighbour before its first onset: share %.1f ms, tokens %.1f ms a period\n",
+               __atomic_load_n(&nr->dev[0].share, __ATOMIC_RELAXED) / 1e6,
+               __atomic_load_n(&nr->dev[0].tokens, __ATOMIC_RELAXED) / 1e6);
     finish();
     double worst = 50, first = 100;
     int counted = 0, windows = 0;

@@ -43,6 +43,24 @@ for i in $(seq 60); do cmp -s $LIB $H/usr/local/vgpu/libvgpu.so.v2.5.0 && back=1
 kill -TERM $wp; wait $wp; rc=$?
 [ $rc = 0 ] || [ $rc = 143 ] && ok "sidecar stops on SIGTERM" || fail "sidecar rc $rc"
 
+# --uninstall, the rollback: HAMi's files back byte for byte, the name HAMi
+# never had (v2.6.0, written for HAMI_VERSION) removed, cudacap's folder
+# gone; HAMi's ld.so.preload untouched. Again: nothing left to do.
+expect 0 "--uninstall" env HOST_ROOT=$H SRC_LIB=$LIB sh $NI --uninstall
+for n in libvgpu.so.v2.5.0 libvgpu.so; do
+  [ "$(cat $H/usr/local/vgpu/$n)" = hami-core ] && ok "$n is HAMi's again" || fail "$n not restored"
+  [ ! -e $H/usr/local/vgpu/$n.hami ] && ok "$n.hami consumed" || fail "$n.hami left"
+done
+[ ! -e $H/usr/local/vgpu/libvgpu.so.v2.6.0 ] && ok "the name HAMi never had is removed" || fail "v2.6.0 left"
+[ "$(cat $H/usr/local/vgpu/ld.so.preload)" = /usr/local/vgpu/libvgpu.so ] && ok "ld.so.preload untouched" || fail "preload"
+[ ! -e $H/usr/local/lib/cudacap ] && ok "cudacap's folder removed" || fail "left: $(ls $H/usr/local/lib/cudacap)"
+expect 0 "--uninstall again" env HOST_ROOT=$H SRC_LIB=$LIB sh $NI --uninstall
+hasnt "restored" "nothing left to restore"
+# A file of HAMi's that is not cudacap's and has no backup is never removed.
+printf 'hami-v3' > $H/usr/local/vgpu/libvgpu.so.v3
+expect 0 "--uninstall beside a HAMi file of its own" env HOST_ROOT=$H SRC_LIB=$LIB sh $NI --uninstall
+[ "$(cat $H/usr/local/vgpu/libvgpu.so.v3)" = hami-v3 ] && ok "HAMi's own file kept" || fail "removed HAMi's v3"
+
 # A node without HAMi: nothing written under /usr/local/vgpu.
 H2=$T/plain; mkdir -p $H2/usr/local/vgpu
 expect 0 "install on a plain node" env HOST_ROOT=$H2 SRC_LIB=$LIB sh $NI --once

@@ -14,5 +14,7 @@ set(CC_COMPUTE_SOURCES
   cap/compute/cost.c
   cap/compute/compute_setup.c
   cap/compute/gate.c
+  cap/compute/nvml_sample.c
+  cap/compute/refill.c
   cap/compute/watcher.c
 )

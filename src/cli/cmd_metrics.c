@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,10 +34,12 @@ static void usage(FILE *f)
           "  --listen [ADDR]:PORT  serve GET /metrics over HTTP until SIGTERM/SIGINT (e.g. :9477;\n"
           "                        9400 is dcgm-exporter's)\n"
           "  --root ROOT           as for cudacap status\n"
-          "  --pod-resources PATH  the kubelet's pod-resources socket, for the pod_namespace,\n"
-          "                        pod_name, pod_container labels of containers a pod's\n"
+          "  --pod-resources PATH  the kubelet's pod-resources socket, for the namespace,\n"
+          "                        pod, container labels of containers a pod's\n"
           "                        device names (default $CUDACAP_POD_RESOURCES, else\n"
-          "                        " PODRES_DEFAULT_SOCKET "; none: not read)\n",
+          "                        " PODRES_DEFAULT_SOCKET "; none: not read)\n"
+          "  --stale-after SECONDS leave out a container with no live process whose state\n"
+          "                        was last written longer ago (default 3600; 0: never)\n",
           f);
 }
 
@@ -77,6 +80,27 @@ static int pod_resources(struct podres *pr)
     return 1;
 }
 
+/* --stale-after: a folder with no live process whose state files (and the
+ * folder itself) were last written longer ago than this is left out. HAMi
+ * never removes a container's folder, and the folders of containers long
+ * gone exported their caps for ever (and summed into the devices' totals).
+ * 0: every folder. */
+static long stale_after_s = 3600;
+
+static int stale(const struct snap *x, time_t now)
+{
+    if (stale_after_s <= 0 || x->nalive > 0) return 0;
+    static const char *const files[] = {"", "/memory.region", "/compute.region"};
+    time_t newest = 0;
+    for (int i = 0; i < 3; i++) {
+        char p[sizeof x->dir + 32];
+        struct stat st;
+        snprintf(p, sizeof p, "%s%s", x->dir, files[i]);
+        if (lstat(p, &st) == 0 && st.st_mtime > newest) newest = st.st_mtime;
+    }
+    return newest && now - newest > stale_after_s;
+}
+
 /* The whole exposition into a malloc'ed buffer. */
 static char *expose(const void *arg, size_t *len)
 {
@@ -87,9 +111,18 @@ static char *expose(const void *arg, size_t *len)
     struct snap **s = NULL;
     int k = snap_collect(root, &s);
     if (k < 0) k = 0; /* no ROOT yet: no containers (an exporter must not fail) */
+    /* The stale ones moved past the end of what is rendered (all released). */
+    int shown = 0;
+    time_t now = time(NULL);
+    for (int c = 0; c < k; c++)
+        if (!stale(s[c], now)) {
+            struct snap *t = s[shown];
+            s[shown++] = s[c];
+            s[c] = t;
+        }
     struct podres pr;
-    int have = k > 0 && pod_resources(&pr); /* no containers: nothing to label */
-    render_prom(f, s, k, have ? &pr : NULL);
+    int have = shown > 0 && pod_resources(&pr); /* no containers: nothing to label */
+    render_prom(f, s, shown, have ? &pr : NULL);
     if (have) podres_free(&pr);
     snap_release(s, k);
     fclose(f);
@@ -156,6 +189,8 @@ int cmd_metrics(int argc, char **argv)
         else if (cli_opt_val(argc, argv, &i, "--output", &v)) out = v;
         else if (cli_opt_val(argc, argv, &i, "--listen", &v)) lis = v;
         else if (cli_opt_val(argc, argv, &i, "--pod-resources", &v)) pr = v;
+        else if (cli_opt_val(argc, argv, &i, "--stale-after", &v))
+            stale_after_s = cli_parse_long("--stale-after", v, 0, 10L * 365 * 86400);
         else cli_root_positional(argv[i], &pos);
     }
     if (pos && root_opt) cli_usage_error("ROOT given twice (\"%s\" and --root %s)", pos, root_opt);

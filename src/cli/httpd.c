@@ -76,9 +76,15 @@ static char *respond(struct conn *c, char *(*body)(const void *, size_t *), cons
         return fixed("HTTP/1.0 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", len);
     const char *path = c->req + 4;
     size_t plen = strcspn(path, " ?\r\n");
+    /* Liveness (a kubelet probe, a load balancer): the exporter answers.
+     * It does not render the exposition: a probe every few seconds must
+     * not read every container's state. */
+    if (plen == 7 && !strncmp(path, "/health", 7))
+        return fixed("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n"
+                     "Connection: close\r\n\r\nOK\n", len);
     if (!((plen == 8 && !strncmp(path, "/metrics", 8)) || (plen == 1 && path[0] == '/')))
-        return fixed("HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 21\r\n"
-                     "Connection: close\r\n\r\ntry GET /metrics ...\n", len);
+        return fixed("HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 32\r\n"
+                     "Connection: close\r\n\r\ntry GET /metrics or GET /health\n", len);
     if (!*cache) *cache = body(arg, clen);
     if (!*cache) return fixed("HTTP/1.0 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n", len);
     char hdr[256];

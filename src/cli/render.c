@@ -108,14 +108,38 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
     }
 }
 
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, no surrogates, nothing past U+10FFFF), or 0. */
+int cc_utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80) return 1;
+    int n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+    if (!n) return 0;
+    unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+    if (s[0] == 0xe0) lo = 0xa0;        /* overlong */
+    if (s[0] == 0xed) hi = 0x9f;        /* surrogates */
+    if (s[0] == 0xf0) lo = 0x90;        /* overlong */
+    if (s[0] == 0xf4) hi = 0x8f;        /* past U+10FFFF */
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (int i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf) return 0;
+    return n;
+}
+
+/* A JSON string: quote, backslash and control characters escaped, every
+ * byte not part of well-formed UTF-8 written as U+FFFD (JSON is UTF-8: a
+ * folder name is any bytes, and one such name made the whole document
+ * unreadable to a strict parser). */
 void json_str(FILE *f, const char *s)
 {
+    const unsigned char *p = (const unsigned char *)s;
     fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
+    while (*p) {
+        int n = cc_utf8_len(p);
+        if (n == 0) fputs("\\ufffd", f), p++;
+        else if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p), p++;
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p), p++;
+        else fwrite(p, 1, (size_t)n, f), p += n;
     }
     fputc('"', f);
 }

@@ -20,5 +20,8 @@ const char *render_pct(int have, uint32_t pm, char *buf, size_t len);
 
 /* Writes s as a JSON string literal (quotes, backslashes, control bytes escaped). */
 void json_str(FILE *f, const char *s);
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629), or 0 when the
+ * byte at s does not start one (it is then replaced by U+FFFD on output). */
+int cc_utf8_len(const unsigned char *s);
 
 #endif

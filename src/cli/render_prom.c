@@ -3,8 +3,8 @@
  * index), UUID, Hostname; the container as cudacap_container (a plain
  * "container" clashes with the scrape target's own label and becomes
  * exported_container); with the HAMi layout (<podUID>_<ctr>) pod_uid,
- * pod_container, and pod_namespace, pod_name from the kubelet's log folders;
- * other containers pod_namespace, pod_name, pod_container from the kubelet's
+ * container, and namespace, pod from the kubelet's log folders;
+ * other containers namespace, pod, container from the kubelet's
  * pod-resources API (podres.h) when a device allocated to a pod names them.
  * Device figures once per device, ratios in base units (0..1), counters
  * as *_total, no pid as a value (a pid is a label of per-process series). */
@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/gpu_info.h"
 #include "cli/podres.h"
 #include "cli/render.h"
 
@@ -29,13 +30,29 @@ static const char *hostname(void)
     return h;
 }
 
-/* Label value: backslash, quote and newline escaped. */
+/* A label value: backslash, quote and newline escaped, as the exposition
+ * format asks, and every byte that is not part of well-formed UTF-8
+ * replaced by U+FFFD. One folder whose name is not UTF-8 (a folder name is
+ * any bytes) made Prometheus reject the whole scrape ("invalid UTF-8 label
+ * value"): every container's series lost. */
 static void prom_val(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"') fprintf(f, "\\%c", *s);
-        else if (*s == '\n') fputs("\\n", f);
-        else fputc(*s, f);
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int n = cc_utf8_len(p);
+        if (n == 0) {
+            fputs("\xef\xbf\xbd", f);
+            p++;
+        } else if (*p == '\\' || *p == '"') {
+            fprintf(f, "\\%c", *p);
+            p++;
+        } else if (*p == '\n') {
+            fputs("\\n", f);
+            p++;
+        } else {
+            fwrite(p, 1, (size_t)n, f);
+            p += n;
+        }
     }
 }
 
@@ -119,7 +136,7 @@ static const struct podres_entry *pod_of(const struct podres *pr, const struct s
     return by_name ? by_name : by_cdi;
 }
 
-/* {cudacap_container=..,[pod_uid=..,][pod_namespace=..,pod_name=..,][pod_container=..,]
+/* {cudacap_container=..,[pod_uid=..,][namespace=..,pod=..,][container=..,]
  *  [gpu=..,UUID=..,]Hostname=..[,extra]}; pe: x's pod-resources owner. */
 static void labels(FILE *f, const struct snap *x, const struct podres_entry *pe, const struct snap_dev *d,
                    const char *extra)
@@ -134,22 +151,22 @@ static void labels(FILE *f, const struct snap *x, const struct podres_entry *pe,
             fprintf(f, "pod_uid=\"%s\",", uid);
             for (int i = 0; i < npods; i++)
                 if (!strcmp(pods[i].uid, uid)) {
-                    fputs("pod_namespace=\"", f);
+                    fputs("namespace=\"", f);
                     prom_val(f, pods[i].ns);
-                    fputs("\",pod_name=\"", f);
+                    fputs("\",pod=\"", f);
                     prom_val(f, pods[i].name);
                     fputs("\",", f);
                     break;
                 }
-            fputs("pod_container=\"", f);
+            fputs("container=\"", f);
             prom_val(f, x->name + 37);
             fputs("\",", f);
         } else if (pe) {
-            fputs("pod_namespace=\"", f);
+            fputs("namespace=\"", f);
             prom_val(f, pe->ns);
-            fputs("\",pod_name=\"", f);
+            fputs("\",pod=\"", f);
             prom_val(f, pe->pod);
-            fputs("\",pod_container=\"", f);
+            fputs("\",container=\"", f);
             prom_val(f, pe->ctr);
             fputs("\",", f);
         }
@@ -233,6 +250,77 @@ static void device_util(FILE *f, struct snap *const *s, int n)
     }
 }
 
+/* Per device, over every container listed: the sum of the memory caps and
+ * of the SM caps (hard shares), how many containers have a cap there, and
+ * with NVML the device's memory and the caps' overcommit of it. The node's
+ * question: how much of this GPU has been promised. */
+static void device_totals(FILE *f, struct snap *const *s, int n)
+{
+    struct tot {
+        const struct snap_dev *d; /* the first container's view: gpu, UUID labels */
+        uint64_t mem_caps;
+        uint32_t sm_caps_pm;
+        int containers, mem_capped;
+    } t[64];
+    int nt = 0;
+    for (int c = 0; c < n; c++)
+        for (int i = 0; i < s[c]->ndev; i++) {
+            const struct snap_dev *d = &s[c]->dev[i];
+            uint64_t mem = d->has_mem ? d->mem_limit : 0;
+            uint32_t sm = d->has_sm ? d->sm_limit_pm : 0;
+            if (!mem && !sm) continue;
+            int k = 0;
+            while (k < nt && strcmp(t[k].d->uuid, d->uuid)) k++;
+            if (k == nt) {
+                if (nt == 64) continue;
+                memset(&t[nt], 0, sizeof t[nt]);
+                t[nt++].d = d;
+            }
+            t[k].mem_caps += mem;
+            t[k].mem_capped += mem != 0;
+            t[k].sm_caps_pm += sm;
+            t[k].containers++;
+        }
+    head(f, "cudacap_gpu_containers", "gauge", "Containers with a memory or SM cap on the device.");
+    for (int k = 0; k < nt; k++) {
+        fputs("cudacap_gpu_containers", f);
+        labels(f, NULL, NULL, t[k].d, NULL);
+        fprintf(f, " %d\n", t[k].containers);
+    }
+    head(f, "cudacap_gpu_fb_limit_sum_bytes", "gauge", "Sum of the containers' memory caps on the device, bytes.");
+    for (int k = 0; k < nt; k++) {
+        if (!t[k].mem_capped) continue;
+        fputs("cudacap_gpu_fb_limit_sum_bytes", f);
+        labels(f, NULL, NULL, t[k].d, NULL);
+        fprintf(f, " %llu\n", (unsigned long long)t[k].mem_caps);
+    }
+    head(f, "cudacap_gpu_sm_limit_sum_ratio", "gauge",
+         "Sum of the containers' SM caps (an elastic one's hard share) on the device, 0..n (over 1: SM time promised twice).");
+    for (int k = 0; k < nt; k++) {
+        fputs("cudacap_gpu_sm_limit_sum_ratio", f);
+        labels(f, NULL, NULL, t[k].d, NULL);
+        fprintf(f, " %.10g\n", t[k].sm_caps_pm / 1000.0);
+    }
+    uint64_t total[64];
+    int known[64];
+    for (int k = 0; k < nt; k++) known[k] = gpu_mem_total(t[k].d->uuid, &total[k]);
+    head(f, "cudacap_gpu_fb_total_bytes", "gauge", "Device memory of the GPU, bytes (from NVML; absent without it).");
+    for (int k = 0; k < nt; k++) {
+        if (!known[k]) continue;
+        fputs("cudacap_gpu_fb_total_bytes", f);
+        labels(f, NULL, NULL, t[k].d, NULL);
+        fprintf(f, " %llu\n", (unsigned long long)total[k]);
+    }
+    head(f, "cudacap_gpu_fb_overcommit_ratio", "gauge",
+         "Sum of the memory caps over the device's memory (over 1: memory promised that is not there).");
+    for (int k = 0; k < nt; k++) {
+        if (!known[k] || !t[k].mem_capped) continue;
+        fputs("cudacap_gpu_fb_overcommit_ratio", f);
+        labels(f, NULL, NULL, t[k].d, NULL);
+        fprintf(f, " %.10g\n", (double)t[k].mem_caps / (double)total[k]);
+    }
+}
+
 void render_prom(FILE *f, struct snap *const *s, int n, const struct podres *pr)
 {
     pods_scan();
@@ -244,6 +332,7 @@ void render_prom(FILE *f, struct snap *const *s, int n, const struct podres *pr)
     labels(f, NULL, NULL, NULL, "version=\"" CUDACAP_VERSION_STRING "\"");
     fputs(" 1\n", f);
     device_util(f, s, n);
+    device_totals(f, s, n);
     for (int m = 0; m < M_N; m++) {
         head(f, metric[m].name, metric[m].type, metric[m].help);
         for (int c = 0; c < n; c++)

@@ -24,4 +24,14 @@ static inline uint64_t cc_mono_ns(void)
     return t;
 }
 
+/* The wall clock (CLOCK_REALTIME) in microseconds: the unit and epoch of
+ * NVML's sample timestamps (lastSeenTimeStamp), and nothing else; never a
+ * stamp in a shared region. */
+static inline unsigned long long cc_real_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000;
+}
+
 #endif

@@ -42,6 +42,7 @@ typedef enum cc_fault_point {
     CC_FP_ALIVE,
     CC_FP_CLOCK,
     CC_FP_RESERVE,
+    CC_FP_THREAD,
     /* the port (port.h) */
     CC_FP_EVENT_CREATE,
     CC_FP_EVENT_RECORD,

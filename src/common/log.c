@@ -1,4 +1,5 @@
 #include "common/log.h"
+#include "common/assert.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,4 +64,10 @@ void cc_log_write(int level, const char *fmt, ...)
     /* One write(2): lines from several processes do not interleave. */
     ssize_t w = write(2, buf, o);
     (void)w;
+}
+
+void cc_assert_fail(const char *cond, const char *file, int line)
+{
+    cc_log_write(CC_LOG_ERROR, "assertion failed: %s (%s:%d)", cond, file, line);
+    abort();
 }

@@ -10,6 +10,7 @@
 
 #include "common/log.h"
 #include "hook/process.h"
+#include "os/os.h"
 #include "region/region.h"
 
 #define CC_ID_LOCK_FILE "identity.lock"
@@ -48,8 +49,7 @@ int cc_identity_lock_take(void)
                 break;
             }
             if (!ok) {
-                struct timespec ts = {0, 1000000};
-                nanosleep(&ts, NULL);
+                cc_os_sleep_ns(1000000);
             }
         }
         if (!ok) { /* no turn: the diff may see others; cc_hostpid() retries */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cap/memledger.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "devices.h"
 #include "hook.h"
@@ -129,13 +130,6 @@ static uint8_t g_stale[CC_MAX_DEVICES];
 static uint64_t g_measured[CC_MAX_DEVICES]; /* last refusal-path measure (ns) */
 #define CC_REMEASURE_NS 50000000ull            /* at most one such measure per 50 ms */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 void cc_mem_overhead_stale(int ordinal)
 {
     if (ordinal >= 0 && ordinal < CC_MAX_DEVICES)
@@ -184,7 +178,7 @@ int cc_mem_reserve(const struct cc_mem_device *m, int ordinal, uint64_t bytes)
     cc_mem_pools_refresh();
     cc_mem_graph_refresh();
     if (ordinal >= 0 && ordinal < CC_MAX_DEVICES) {
-        uint64_t now = mono_ns(), last = __atomic_load_n(&g_measured[ordinal], __ATOMIC_RELAXED);
+        uint64_t now = cc_mono_ns(), last = __atomic_load_n(&g_measured[ordinal], __ATOMIC_RELAXED);
         if (now - last >= CC_REMEASURE_NS) {
             __atomic_store_n(&g_measured[ordinal], now, __ATOMIC_RELAXED);
             cc_mem_refresh_overhead(ordinal);

@@ -17,7 +17,8 @@
  *
  * Not here, on purpose: the SIGBUS guard's own mmap (region/guard.c runs it
  * in a signal handler and must not meet a fault point), close(), pread(),
- * the ledger's futex waits and sleeps, and the clock (common/clock.h). */
+ * and the clock (common/clock.h: one inline vDSO call on the launch path,
+ * with its own fault point, CC_FP_CLOCK). */
 #ifndef CC_OS_OS_H
 #define CC_OS_OS_H
 
@@ -141,5 +142,34 @@ int cc_os_proc_stat(pid_t pid, char *state, uint64_t *start);
  * cannot be read (open's errno; EIO when CC_FP_NSPID fires). Reads once.
  * Not async-signal-safe (stdio). */
 int cc_os_nspid(uint32_t *pids, int max);
+
+/* ---- time, threads, futexes (os_thread.c) ------------------------------ */
+
+/* Sleeps ns nanoseconds (CLOCK_MONOTONIC, relative), once: a signal may end
+ * it early, and every caller loops on its own bounded clock anyway. No
+ * fault point (a sleep cannot fail in a way a caller could act on). */
+void cc_os_sleep_ns(uint64_t ns);
+
+/* Sleeps until CLOCK_MONOTONIC (cc_mono_ns's clock) reads t; resumed after
+ * a signal. No fault point. */
+void cc_os_sleep_until(uint64_t t);
+
+/* Starts fn(arg) on a detached thread named name (at most 15 characters;
+ * NULL or "": unnamed) with every signal blocked but the synchronous ones
+ * (SIGBUS, SIGSEGV, SIGFPE, SIGILL: a fault of a truncated mapping must
+ * reach region/guard.c's handler on that thread, and one blocked kills the
+ * process). The mask is set around the creation, so the application's
+ * signals never reach the thread. 0, or -1 with errno (EAGAIN: no thread
+ * left, ...); EAGAIN when CC_FP_THREAD fires (no thread made). */
+int cc_os_thread(void *(*fn)(void *), void *arg, const char *name);
+
+/* Waits while *w holds val, at most timeout_ns: returns when woken, when *w
+ * differs, when the time is up or on a signal (shared futex: w may lie in a
+ * file mapping that other processes wake). No fault point: every caller
+ * re-checks its condition after. */
+void cc_os_futex_wait(uint32_t *w, uint32_t val, uint64_t timeout_ns);
+
+/* Wakes every waiter on w (cc_os_futex_wait). */
+void cc_os_futex_wake_all(uint32_t *w);
 
 #endif

@@ -52,8 +52,7 @@ static int lock_init(int fd)
         if (cc_os_lock(fd, 0, 1, F_WRLCK, 0) == 0) return 0;
         if (errno != EAGAIN && errno != EACCES) return -1;
         if (cc_mono_ns() - t0 >= CC_REGION_LOCK_WAIT_NS) return errno = ETIMEDOUT, -1;
-        struct timespec ts = {0, nap};
-        nanosleep(&ts, NULL);
+        cc_os_sleep_ns((uint64_t)nap);
         if (nap < 50000000) nap *= 2;
     }
 }

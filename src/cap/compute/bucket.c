@@ -6,6 +6,7 @@
 
 #include "cap/compute/election.h"
 #include "common/clock.h"
+#include "os/os.h"
 
 int64_t cc_bucket_add(int64_t *b, int64_t delta, int64_t hi)
 {
@@ -301,8 +302,7 @@ uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_
         if (throttled && !__atomic_load_n(throttled, __ATOMIC_RELAXED))
             __atomic_store_n(throttled, 1, __ATOMIC_RELAXED);
         int64_t ns = drip && !lumps ? paced_sleep(b, drip, floor, now) : lump_sleep(b, drip, t0, now);
-        struct timespec ts = {(time_t)(ns / 1000000000), (long)(ns % 1000000000)};
-        nanosleep(&ts, NULL);
+        cc_os_sleep_ns(ns > 0 ? (uint64_t)ns : 0);
         slept = 1;
         now = cc_mono_ns();
     }

@@ -68,8 +68,7 @@ int cc_compute_claim_device(cc_compute_region_t *r, const char *uuid, int64_t no
              * wait a little (bounded: a claimer killed mid-claim leaves the
              * slot at 1 for good, and we must not hang on it). */
             for (; st == 1 && budget > 0; budget--) {
-                struct timespec ts = {0, 100000};
-                nanosleep(&ts, NULL);
+                cc_os_sleep_ns(100000);
                 st = __atomic_load_n(&u->state, __ATOMIC_ACQUIRE);
             }
             if (st == 2 && strncmp(u->uuid, uuid, CC_COMPUTE_UUID_LEN) == 0) return (int)i;

@@ -20,6 +20,7 @@
 #include "cap/port.h"
 #include "common/fork.h"
 #include "common/log.h"
+#include "common/assert.h"
 
 enum cc_compute_mode cc_compute_mode;
 static struct cc_compute_device cdevs[CC_MAX_DEVICES];
@@ -85,6 +86,7 @@ void cc_compute_register_here(void)
 
 static void open_region_locked(void)
 {
+    cc_assert_held(&setup_mu);
     if (region_tried) return;
     region_tried = 1;
     shared_off = !cc_cfg.shared_bucket;
@@ -150,6 +152,7 @@ static int own_view(struct cc_compute_device *d)
 
 static void setup_locked(struct cc_compute_device *d, int ordinal)
 {
+    cc_assert_held(&setup_mu);
     d->ordinal = ordinal;
     uint32_t pct = ordinal < CC_MAX_DEVICES ? cc_cfg.sm_limit[ordinal] : 0;
     char uuid[CC_PORT_UUID_LEN];
@@ -261,6 +264,7 @@ struct cc_compute_device *cc_compute_dev(int ordinal)
  * its cap by at most one private bucket's capacity, once, per process. */
 static void join_line_locked(struct cc_compute_device *d, cc_compute_region_t *r)
 {
+    cc_assert_held(&setup_mu);
     /* Relaxed: the view is written only under setup_mu. */
     if (__atomic_load_n(&d->view, __ATOMIC_RELAXED) != &d->own || !d->uuid_known) return;
     int idx = cc_compute_claim_device(r, d->uuid, d->nominal, d->cap_pm);

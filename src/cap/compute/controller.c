@@ -128,21 +128,37 @@ cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
      * share this function returns is inside the clamp, so this changes
      * nothing for what the code wrote. */
     st.share = clamp_share(st.share, in->nominal);
-    if (!in->sample_valid) return st;
-    excl_step(&st, in);
+    if (!in->sample_valid && !in->quiet) return st;
+    if (in->sample_valid) excl_step(&st, in);
     /* Anti-jitter bypass: an idle container (under a tenth of its cap) that
      * nobody is throttled in gets its bucket brought to one nominal period,
      * so the first heavy kernels after idle cannot burst past the cap on a
-     * full bucket; share is frozen. Never while throttled: that would starve
-     * a real workload whose utilization the sample has not caught yet. */
+     * full bucket. Never while throttled: that would starve a real workload
+     * whose utilization the sample has not caught yet.
+     * A share above nominal goes an eighth of the way back to it each idle
+     * cycle: one learned under load survives a pause of a few cycles (0.67
+     * of the excess after 3), but not a long idle. Frozen, a share wound up
+     * by a start (a first timing queued behind another container's kernels
+     * charged a batch several times its cost, the wait read as demand:
+     * 1.23 x nominal) was still there 2 s later, and a hard 50 container's
+     * first burst after that idle ran 59 % for a second
+     * (compute.elastic.bursts, CI of 2026-12-02). A share under nominal is
+     * kept: it is what holds the cap on resuming (decayed up, the bursts'
+     * later onsets ran 0.5 point higher). A quiet cycle (the watcher
+     * skipped the sample: a full bucket, nobody waiting) is idle too,
+     * without a sample. */
     uint32_t idle = in->cap_pm / 10 > 10 ? in->cap_pm / 10 : 10;
-    if (in->user_pm < idle && !in->throttled) {
+    if (!in->throttled && (in->quiet || (in->sample_valid && in->user_pm < idle))) {
         out->bypass = 1;
         out->bucket_target = in->nominal;
         if (st.md_cooldown) st.md_cooldown--;
+#ifndef CC_TEST_IDLE_FROZEN /* negative control of compute.controller.idle */
+        if (st.share > in->nominal) st.share -= (st.share - in->nominal) / 8;
+#endif
         st.share = clamp_share(st.share, in->nominal);
         return st;
     }
+    if (!in->sample_valid) return st; /* quiet yet throttled: no data */
     /* auto: delta's law, its gain by exclusivity (delta_law). */
     int aimd = in->kind == CC_CTRL_AIMD;
     if (in->kind == CC_CTRL_AUTO && st.lost_excl_pending) {

@@ -31,6 +31,7 @@ typedef struct cc_ctrl_input {
     int sample_valid;  /* 0: no fresh sample: hold */
     int throttled;     /* some consumer waited since the last refill */
     int64_t nominal;   /* cap x period, ns */
+    int quiet;         /* the watcher skipped sampling: nothing launched (watcher.c, idle) */
 } cc_ctrl_input_t;
 
 typedef struct cc_ctrl_output {

@@ -23,6 +23,7 @@
 #include "cap/port.h"
 #include "common/clock.h"
 #include "common/fork.h"
+#include "common/assert.h"
 
 #define CC_COST_ENTRIES 1024
 #define CC_COST_PROBE 8
@@ -229,6 +230,7 @@ int64_t cc_cost_kernel_ns(int64_t elapsed, int64_t gap)
 static void charge_shape(void *key, uint64_t blocks, int64_t charged, int64_t ns,
                          cc_compute_dev_t *line)
 {
+    cc_assert_held(&mu);
     struct cost_ent *e = lookup(tag_of(key, blocks), 0);
     if (ns < 1) ns = 1; /* 0 means "never timed" */
     int64_t est = ns;

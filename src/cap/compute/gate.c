@@ -12,6 +12,7 @@
 #include "cap/port.h"
 #include "common/clock.h"
 #include "cudacap/counters.h"
+#include "os/os.h"
 
 /* How long a launch of a never-timed shape waits for the device's pending
  * first timing before it goes ahead charged the fallback. Bounded: a probe
@@ -81,8 +82,7 @@ static int64_t admit_untimed(struct cc_compute_device *d, void *key, uint64_t bl
         int64_t est = cc_cost_estimate(key, blocks, measure);
         if (*measure != CC_MEASURE_UNTIMED) return est;
         if (__atomic_load_n(&d->probe[0], __ATOMIC_ACQUIRE) == 0) continue; /* freed: claim it */
-        struct timespec ts = {0, (long)nap};
-        nanosleep(&ts, NULL);
+        cc_os_sleep_ns(nap);
         if (nap < 1000000) nap *= 2;
     }
 }

@@ -17,6 +17,7 @@
 #include "cudacap/mem_region.h"
 #include "os/os.h"
 #include "region/region.h"
+#include "common/assert.h"
 
 struct ledger ml_sh, ml_pv;
 int ml_attached;
@@ -50,6 +51,7 @@ static int private_ready(void)
  * (the region cannot hold us any more): per-process cap from here on. */
 void ml_go_private_locked(const char *why)
 {
+    cc_assert_held(&ml_mu);
     cc_warn("memory cap: %s/%s: %s; this process is capped on its own (per-process cap)", ml_dir,
             CC_MEM_REGION_FILE, why);
     for (int h = 0; h < ml_nbinds; h++) {
@@ -76,6 +78,7 @@ void ml_go_private_locked(const char *why)
 
 void ml_attach_locked(const char *dir)
 {
+    cc_assert_held(&ml_mu);
     if (ml_attached) return;
     cc_fork_child_register(cc_ml_fork_child); /* before our state; again (a fork child): no-op */
     ml_attached = 1;
@@ -112,8 +115,7 @@ void ml_attach_locked(const char *dir)
      * failure is retried, and a lasting one keeps this process on its own. */
     int live = ml_live_lock(ml_fd, me);
     for (int i = 0; live != 0 && i < 3; i++) {
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        cc_os_sleep_ns(1000000);
         live = ml_live_lock(ml_fd, me);
     }
     if (live != 0) {

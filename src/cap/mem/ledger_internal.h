@@ -101,7 +101,6 @@ CC_ML_HIDDEN void ml_publish_owner(cc_mem_region_t *r, int i);
 
 /* ledger_rebuild.c */
 CC_ML_HIDDEN struct cc_region_spec ml_spec(void);
-CC_ML_HIDDEN long ml_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts);
 CC_ML_HIDDEN void ml_rebuild_wait(cc_mem_region_t *r, int fd);
 CC_ML_HIDDEN void ml_heal_ctx(cc_mem_region_t *r, int d, const struct bind *b);
 CC_ML_HIDDEN void ml_repair(uint64_t *cell, const uint64_t *mirror);

@@ -4,15 +4,14 @@
 #include "cap/memledger.h"
 
 #include <pthread.h>
-#include <signal.h>
-#include <time.h>
 #include <unistd.h>
-#include <linux/futex.h>
 
 #include "cap/mem/ledger_internal.h"
 #include "common/log.h"
 #include "cudacap/mem_region.h"
+#include "os/os.h"
 #include "region/region.h"
+#include "common/assert.h"
 
 static void *keeper(void *arg);
 
@@ -20,13 +19,10 @@ void ml_start_keeper(void)
 {
     if (ml_keeper) return;
     ml_keeper = 1;
-    pthread_t th;
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&th, &at, keeper, NULL) != 0)
+    /* No signals there but the synchronous ones (os.h): a blocked SIGBUS
+     * from a fault would kill the process instead of reaching the guard. */
+    if (cc_os_thread(keeper, NULL, "cudacap-keep") != 0)
         cc_info("memory cap: no keeper thread; this process re-publishes only when it allocates");
-    pthread_attr_destroy(&at);
 }
 
 /* ---- rejoining ------------------------------------------------------------
@@ -40,6 +36,7 @@ void ml_start_keeper(void)
  * (tests/faults_lib.c, "before: FIFO in place of memory.region": 4 x cap). */
 static void rejoin_locked(void)
 {
+    cc_assert_held(&ml_mu);
     struct cc_region_spec spec = ml_spec();
     struct cc_region_opts o = {.fixed = ml_sh.r, .keep_fd = 1, .try_lock = 1, .quiet = 1};
     void *base = cc_region_open_ex(ml_dir, &spec, &o);
@@ -99,15 +96,6 @@ static void rejoin_locked(void)
 static void *keeper(void *arg)
 {
     (void)arg;
-    /* No signals here, except the synchronous ones: a blocked SIGBUS from
-     * a fault would kill the process instead of reaching the guard. */
-    sigset_t set;
-    sigfillset(&set);
-    sigdelset(&set, SIGBUS);
-    sigdelset(&set, SIGSEGV);
-    sigdelset(&set, SIGFPE);
-    sigdelset(&set, SIGILL);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
     for (;;) {
         pthread_mutex_lock(&ml_mu);
         cc_mem_region_t *r = ml_sh.shared ? ml_sh.r : NULL;
@@ -118,15 +106,14 @@ static void *keeper(void *arg)
             int again = ml_rejoin;
             pthread_mutex_unlock(&ml_mu);
             if (!again) return NULL;
-            nanosleep(&(struct timespec){0, CC_ML_KEEP_NS}, NULL);
+            cc_os_sleep_ns(CC_ML_KEEP_NS);
             pthread_mutex_lock(&ml_mu);
             if (ml_rejoin && !ml_sh.shared) rejoin_locked();
             pthread_mutex_unlock(&ml_mu);
             continue;
         }
-        struct timespec ts = {0, CC_ML_KEEP_NS};
         if (__atomic_load_n(&r->generation, __ATOMIC_SEQ_CST) == gen)
-            ml_futex(&r->generation, FUTEX_WAIT, gen, &ts);
+            cc_os_futex_wait(&r->generation, gen, CC_ML_KEEP_NS);
         pthread_mutex_lock(&ml_mu);
         ml_check_locked(1);
         pthread_mutex_unlock(&ml_mu);

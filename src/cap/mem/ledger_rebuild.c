@@ -20,9 +20,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <linux/futex.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +31,7 @@
 #include "region/region.h"
 #include "region/specs.h"
 #include "common/clock.h"
+#include "common/assert.h"
 
 static uint32_t new_generation(void)
 {
@@ -56,11 +55,6 @@ struct cc_region_spec ml_spec(void)
     return s;
 }
 
-long ml_futex(uint32_t *w, int op, uint32_t val, const struct timespec *ts)
-{
-    return syscall(SYS_futex, w, op, val, ts, NULL, 0);
-}
-
 /* We rebuilt the region (init lock held, so nobody attaches meanwhile):
  * every live process that had a slot re-publishes before we go on, or the
  * bound passes. Live processes are those holding a liveness byte. */
@@ -73,7 +67,7 @@ void ml_rebuild_wait(cc_mem_region_t *r, int fd)
     static uint32_t pids[CC_MEM_SLOTS];
     int n = ml_live_pids(fd, pids, CC_MEM_SLOTS), left = n;
     if (n == 0) return;
-    ml_futex(&r->generation, FUTEX_WAKE, INT32_MAX, NULL);
+    cc_os_futex_wake_all(&r->generation);
     uint64_t t0 = cc_mono_ns();
     while (left > 0) {
         left = 0;
@@ -95,8 +89,8 @@ void ml_rebuild_wait(cc_mem_region_t *r, int fd)
                     ml_dir, CC_MEM_REGION_FILE, left);
             break;
         }
-        ml_futex(&r->generation, FUTEX_WAKE, INT32_MAX, NULL);
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        cc_os_futex_wake_all(&r->generation);
+        cc_os_sleep_ns(1000000);
     }
     cc_info("memory cap: rebuilt %s/%s; %d live process(es) re-published in %.1f ms", ml_dir,
             CC_MEM_REGION_FILE, n - left, (double)(cc_mono_ns() - t0) / 1e6);
@@ -133,6 +127,7 @@ static int path_moved(void)
  * without waiting (busy: try again at the next check). 1 when mapped. */
 static int remap_locked(int moved)
 {
+    cc_assert_held(&ml_mu);
     struct cc_region_spec spec = ml_spec();
     struct stat st;
     if (!moved && ml_fd >= 0 && cc_os_fstat(ml_fd, &st) == 0 && st.st_size == (off_t)spec.file_size) {
@@ -178,6 +173,7 @@ void ml_repair(uint64_t *cell, const uint64_t *mirror)
  * the entry we count in. */
 static int rekey_locked(cc_mem_region_t *r, struct bind *b, int s)
 {
+    cc_assert_held(&ml_mu);
     int d = __atomic_load_n(&b->d, __ATOMIC_RELAXED);
 #ifdef CC_ML_TEST_NO_REKEY /* negative control of faults.lib */
     (void)r, (void)s;
@@ -207,6 +203,7 @@ static int rekey_locked(cc_mem_region_t *r, struct bind *b, int s)
 /* Makes our slot in the region say what this process holds (ml_mu held). */
 void ml_republish_locked(int full)
 {
+    cc_assert_held(&ml_mu);
 #ifdef CC_ML_TEST_NO_REPUBLISH
     return;
 #endif
@@ -268,6 +265,7 @@ void ml_republish_locked(int full)
  * and, without the stat, what runs before a refusal and in queries. */
 void ml_check_locked(int full)
 {
+    cc_assert_held(&ml_mu);
     if (!ml_sh.r || !ml_sh.shared) return;
     int s = __atomic_load_n(&ml_sh.slot, __ATOMIC_RELAXED);
     if (s < 0) return;

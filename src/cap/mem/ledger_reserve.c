@@ -41,6 +41,7 @@
 #include "cap/mem/ledger_internal.h"
 #include "cudacap/counters.h"
 #include "cudacap/mem_region.h"
+#include "os/os.h"
 
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
 
@@ -167,7 +168,7 @@ static inline int reserve_in(int h, uint64_t bytes, uint64_t cap, int ovh)
         if (others > cap - bytes) return -1; /* no room even without contention */
         /* Only concurrent attempts were in the way: let them finish. */
         if (t < 2) sched_yield();
-        else nanosleep(&(struct timespec){0, 20000L << (t - 2)}, NULL);
+        else cc_os_sleep_ns(20000ull << (t - 2));
     }
 }
 

@@ -1,0 +1,75 @@
+/* The negative controls: every test-only switch compiled into production
+ * code, the file that holds its branch, and the test that must fail with it
+ * (WILL_FAIL in tests/*.cmake: the proof that the test can see the mechanism
+ * the switch removes). No production build defines any of them.
+ *
+ * This list is checked, not just read: scripts/check_controls.sh (ctest
+ * layers.controls, and .ci/run) fails when a switch appears in src/ without
+ * a row here, when a row names a file that does not hold it, or when its
+ * test is not registered. A new control is one row here, one #ifdef in the
+ * named file, and a WILL_FAIL test.
+ *
+ * X(SWITCH, "files under src/ (space separated)", "ctest names (space separated)") */
+#ifndef CC_COMMON_CONTROLS_H
+#define CC_COMMON_CONTROLS_H
+
+#define CC_CONTROLS(X)                                                                                                 \
+    /* memory */                                                                                                       \
+    X(CC_TEST_ARRAY_AFTER, "hook/memory_vmm.c", "mem.arrays.before.control")                                           \
+    X(CC_TEST_CTX_CONTROL, "hook/memory_acct.h hook/memory_ctx.c",                                                     \
+      "mem.ctx.late.control mem.ctx.fork.control mem.ctx.learn.control mem.ctx.code.control")                          \
+    X(CC_TEST_CTX_UNCHARGED, "hook/memory_ctx.c", "faults.loop.control.nvml_procs")                                    \
+    X(CC_TEST_CURRENT_DEVICE, "hook/devices.c hook/memory_pool.c", "route.2dev.kernel.control route.2dev.pool.control") \
+    X(CC_ML_TEST_LOCAL_ONLY, "cap/mem/ledger_reserve.c", "mem.ledger.race.negative_control mem.preload.race.negative_control")                           \
+    X(CC_ML_TEST_NO_SWEEP, "cap/mem/ledger_slots.c", "mem.ledger.kill_storm.negative_control mem.preload.kill_storm.negative_control")                        \
+    X(CC_ML_TEST_NO_REJOIN, "cap/mem/ledger_attach.c", "faults.lib.control.rejoin")                                    \
+    X(CC_ML_TEST_NO_REKEY, "cap/mem/ledger_rebuild.c", "faults.lib.control.rekey")                                       \
+    X(CC_ML_TEST_NO_REPUBLISH, "cap/mem/ledger_rebuild.c", "mem.state.rebuild.control")                                \
+    X(CC_ML_TEST_TRUST_HW, "cap/mem/ledger_reserve.c cap/mem/ledger_internal.h", "mem.state.slots.control")                                        \
+    /* state files */                                                                                                  \
+    X(CC_TEST_NO_FILE_CHECKS, "region/region.c", "mem.state.files.control")                                            \
+    X(CC_TEST_UNBOUNDED_INIT_LOCK, "region/region.c", "mem.region.lock.control")                                       \
+    X(CC_TEST_NO_SIGBUS_GUARD, "region/guard.c", "mem.state.sigbus.control")                                           \
+    /* host pid */                                                                                                     \
+    X(CC_TEST_NSPID_ONLY, "hook/hostpid.c", "compute.hostpid.join.control")                                            \
+    X(CC_TEST_NO_ID_LOCK, "hook/identity_lock.c", "compute.hostpid.join.control_lock")                                 \
+    /* compute: bucket and pacing */                                                                                   \
+    X(CC_TEST_PLAIN_TAKE, "cap/compute/bucket.h", "compute.bucket.deductions.control")                                 \
+    X(CC_TEST_BYPASS_STORE, "cap/compute/bucket.h", "compute.bucket.bypass.control")                                   \
+    X(CC_TEST_NO_PACE_DETECT, "cap/compute/bucket.c", "compute.bucket.pace.control")                                   \
+    X(CC_TEST_NO_DRIP, "cap/compute/bucket.c", "compute.smooth.control")                                               \
+    X(CC_TEST_LUMP_ALWAYS, "cap/compute/bucket.c", "compute.step.plain.control compute.step.graph.control")            \
+    X(CC_TEST_NO_GROUP, "cap/compute/bucket.c", "compute.step.eager.control")                                          \
+    X(CC_TEST_NO_BURST, "cap/compute/compute_setup.c", "compute.step.burst.control")                                   \
+    X(CC_TEST_NO_CLAMP, "cap/compute/bucket.c cap/compute/election.c", "compute.forged.control")                       \
+    /* compute: election and sampling */                                                                               \
+    X(CC_TEST_NO_CAS, "cap/compute/election.c", "compute.election.election.control")                                   \
+    X(CC_TEST_FIXED_CADENCE, "cap/compute/election.c", "compute.election.slow.control")                                \
+    X(CC_TEST_NO_FORGET, "cap/compute/sampling_lock.c", "compute.election.death.control compute.lock.fork.control")    \
+    X(CC_TEST_SAMPLE_IDLE, "cap/compute/watcher.c", "compute.idle.control")                                            \
+    X(CC_TEST_NO_DEVICE_QUERY, "cap/compute/nvml_sample.c", "compute.watcher.cheap.control")                           \
+    X(CC_TEST_EMPTY_IS_IDLE, "cap/compute/nvml_sample.c", "compute.nvmlperiod.control")                                \
+    /* compute: controller */                                                                                          \
+    X(CC_TEST_FIRST_CONTROLLER, "cap/compute/controller.c cap/compute/bucket.h", "compute.controller.noisy.control")   \
+    X(CC_TEST_IDLE_FROZEN, "cap/compute/controller.c", "compute.controller.idle.control")                              \
+    X(CC_TEST_STRADDLE_READ, "cap/compute/controller.c cap/compute/elastic.c",                                         \
+      "compute.controller.contended.control compute.elastic.unit.straddle_control")                                    \
+    /* compute: cost model and admission */                                                                            \
+    X(CC_TEST_GAP_CHARGED, "cap/compute/cost.c", "unit.port.gap_control")                                              \
+    X(CC_TEST_NO_RELAXED, "cap/compute/cost.c", "compute.capture.invalidation.control")                                \
+    X(CC_TEST_UNTIMED_FREE, "cap/compute/cost.c", "faults.loop.control.event_elapsed")                                 \
+    X(CC_TEST_FREE_UNTIMED, "cap/compute/gate.c", "compute.deepq.long.control compute.deepq.short.control compute.deepq.new.control")              \
+    X(CC_TEST_NO_HEADROOM, "cap/compute/gate.c", "compute.step.shapes.control")                                        \
+    X(CC_TEST_CHARGE_CAPTURE, "cap/compute/gate.c", "compute.capture.time.control")                                    \
+    X(CC_TEST_NO_COMPUTE_REJOIN, "cap/compute/compute_setup.c", "compute.rejoin.fifo.control compute.rejoin.dir.control") \
+    /* compute: elastic caps */                                                                                        \
+    X(CC_TEST_NO_ELASTIC, "cap/compute/compute_setup.c", "compute.elastic.alone.control")                              \
+    X(CC_TEST_NO_YIELD, "cap/compute/elastic.c",                                                                       \
+      "compute.elastic.newcomer.control compute.elastic.two.control compute.elastic.unit.control")                     \
+    X(CC_TEST_NO_GROW, "cap/compute/elastic.c", "compute.elastic.two.control_grow")                                    \
+    X(CC_TEST_SEED_YIELD, "cap/compute/elastic.c", "compute.elastic.bursts.control")                                   \
+    X(CC_TEST_NO_SAT_ARRIVAL, "cap/compute/elastic.c",                                                                 \
+      "compute.elastic.bursts.h200.control compute.elastic.guard.control compute.elastic.unit.sat_control")            \
+    X(CC_TEST_GUARD_JUMP, "cap/compute/elastic.c", "compute.elastic.unit.guard_jump_control")
+
+#endif
