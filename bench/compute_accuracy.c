@@ -30,8 +30,8 @@
 #include <unistd.h>
 
 #include "bench_common.h"
-#include "cudacap/compute_region.h"
-#include "cudacap/nvml.h"
+#include "cudacap/abi_compute_region.h"
+#include "cudacap/nvml_api.h"
 
 #define MAXW 16
 struct shm { /* one per worker, in a file the orchestrator maps */

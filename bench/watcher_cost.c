@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "bench_common.h"
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 static double thread_cpu_s(void)
 {

@@ -1,5 +1,5 @@
 # cudacap prepare finds a live process by the liveness byte it holds in
-# memory.region (CC_MEM_LIVE_BASE + pid, cudacap/mem_region.h), with nothing
+# memory.region (CC_MEM_LIVE_BASE + pid, cudacap/abi_mem_region.h), with nothing
 # else to go by: run against a build without the /proc scan
 # (cudacap_noprocscan), the holder stopped (SIGSTOP: its keeper cannot
 # repair the region meanwhile, and it still holds its locks), the magic

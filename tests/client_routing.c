@@ -19,7 +19,7 @@
 
 #include "check.h"
 #include "ptx.h"
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 #undef cuGetProcAddress
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);

@@ -29,7 +29,7 @@
 
 #include "check.h"
 #include "compute_mp.h"
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 #include "ptx.h"
 #include "spin_setup.h"
 

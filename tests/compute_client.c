@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cudacap/compute_region.h"
+#include "cudacap/abi_compute_region.h"
 #include "ptx.h"
 
 static double now_s(void)

@@ -27,7 +27,7 @@
 
 #include "check.h"
 #include "compute_mp.h"
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 #include "spin_setup.h"
 
 #define CAP 30.0

@@ -38,7 +38,7 @@
 
 #include "check.h"
 #include "compute_mp.h"
-#include "cudacap/compute_region.h"
+#include "cudacap/abi_compute_region.h"
 #include "ptx.h"
 
 #define NPROC 4

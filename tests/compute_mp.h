@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cudacap/compute_region.h"
+#include "cudacap/abi_compute_region.h"
 
 static inline void *mp_shared(size_t n)
 {

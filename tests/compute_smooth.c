@@ -28,7 +28,7 @@
 
 #include "check.h"
 #include "compute_mp.h"
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 #include "spin_setup.h"
 
 #define NPROC 4

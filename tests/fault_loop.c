@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 #include "ptx.h"
 
 #define MIB (1ull << 20)

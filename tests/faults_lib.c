@@ -48,9 +48,9 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cudacap/compute_region.h"
-#include "cudacap/mem_region.h"
-#include "cudacap/nvml.h"
+#include "cudacap/abi_compute_region.h"
+#include "cudacap/abi_mem_region.h"
+#include "cudacap/nvml_api.h"
 #include "mp_util.h"
 #include "ptx.h"
 

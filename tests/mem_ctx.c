@@ -41,8 +41,8 @@
 
 #include "check.h"
 #include "mp_util.h"
-#include "cudacap/mem_region.h"
-#include "cudacap/nvml.h"
+#include "cudacap/abi_mem_region.h"
+#include "cudacap/nvml_api.h"
 #include "mem_views.h"
 
 #define MIB (1ull << 20)

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 #include "mem_views.h"
 
 #define MIB (1ull << 20)

@@ -27,7 +27,7 @@
 #include "cap/memledger.h"
 #include "check.h"
 #include "mp_util.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_mem_region.h"
 
 #define NPROC 8
 #define MIB (1ull << 20)

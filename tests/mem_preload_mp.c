@@ -36,7 +36,7 @@
 
 #include "check.h"
 #include "mp_util.h"
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 #define MIB (1ull << 20)
 #define NPROC 8

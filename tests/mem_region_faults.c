@@ -20,7 +20,7 @@
 #include "cap/memledger.h"
 #include "check.h"
 #include "mp_util.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_mem_region.h"
 
 #define MIB (1ull << 20)
 static const char *UUID = "GPU-00000000-test-flts-0000-000000000000";

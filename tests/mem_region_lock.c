@@ -35,7 +35,7 @@
 #include "check.h"
 #include "mp_util.h"
 #include "common/fault.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_mem_region.h"
 #include "region/region.h"
 
 #define MIB (1ull << 20)

@@ -38,7 +38,7 @@
 
 #include "cap/memledger.h"
 #include "check.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_mem_region.h"
 #include "mp_util.h"
 
 #define MIB (1ull << 20)

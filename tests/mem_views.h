@@ -11,7 +11,7 @@
 #include <cuda.h>
 
 #include "check.h"
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 static void mem_views_agree(const char *what)
 {

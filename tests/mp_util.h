@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "../src/common/clock.h" /* the library's clock: the tests compare its stamps */
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_mem_region.h"
 
 static inline uint64_t now_ns(void) { return cc_mono_ns(); }
 

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 #define MiB (1ull << 20)
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 #define PERIOD_MS 100
 #define RUN_MS 3000.0

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 #define PERIOD_MS 167
 #define RUN_MS 3000.0

@@ -1,5 +1,5 @@
 /* The memory ledger: the container-wide, per-device count of device memory
- * in the memory region (include/cudacap/mem_region.h), and the exact
+ * in the memory region (include/cudacap/abi_mem_region.h), and the exact
  * check-and-reserve against a cap. No CUDA here: the hook layer maps CUDA
  * ordinals to ledger devices by UUID and passes the cap in.
  *

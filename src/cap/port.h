@@ -20,7 +20,7 @@
 #include <cuda.h>
 #include <stdint.h>
 
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 #define CC_PORT_UUID_LEN 48 /* as hook/devices.h's CC_UUID_LEN */
 

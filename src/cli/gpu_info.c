@@ -8,7 +8,7 @@
 #include <dlfcn.h>
 #include <string.h>
 
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 static int tried;
 static nvmlReturn_t (*get_by_uuid)(const char *, nvmlDevice_t *);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli/snapshot.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_mem_region.h"
 
 #define MAX_FILES 256
 
@@ -60,7 +60,7 @@ static void collect(int dfd, int depth, struct files *f)
 #ifndef CLI_TEST_NO_LIVE_BYTES /* negative control of cli.prepare.livebytes */
         /* Every process attached to memory.region holds a write lock on its
          * liveness byte (CC_MEM_LIVE_BASE + its pid, past the end of the
-         * file; cudacap/mem_region.h) as long as it lives: one query over
+         * file; cudacap/abi_mem_region.h) as long as it lives: one query over
          * the whole range, whatever the region's content, and across pid
          * namespaces and without the right to read the process's /proc. */
         if (S_ISREG(st.st_mode) && !strcmp(e->d_name, CC_MEM_REGION_FILE)) {

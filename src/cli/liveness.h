@@ -7,7 +7,7 @@
  *  - a live slot in the memory or compute region;
  *  - a lock held on any *.lock file of the folder (sampling.lock,
  *    identity.lock), or on a liveness byte of memory.region (every attached
- *    process holds one: cudacap/mem_region.h, CC_MEM_LIVE_BASE);
+ *    process holds one: cudacap/abi_mem_region.h, CC_MEM_LIVE_BASE);
  *  - a process mapping or holding open a file of the folder (its
  *    /proc/<pid>/maps and /proc/<pid>/fd, matched by device and inode).
  * The last needs no region to parse, so a corrupt header or a FIFO in place

@@ -17,7 +17,7 @@
 #include "cap/memledger.h"
 #include "cap/compute/sampling_lock.h"
 #include "cli/validate.h"
-#include "cudacap/counters.h"
+#include "cudacap/abi_counters.h"
 #include "region/peek.h"
 #include "region/specs.h"
 #include "common/clock.h"

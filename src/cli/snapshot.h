@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-#include "cudacap/compute_region.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_compute_region.h"
+#include "cudacap/abi_mem_region.h"
 
 /* A region: absent; ok; no data (another size or layout, being built or
  * rebuilt); truncated; corrupt (a valid header over fields the library

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "cudacap/compute_region.h"
-#include "cudacap/counters.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_compute_region.h"
+#include "cudacap/abi_counters.h"
+#include "cudacap/abi_mem_region.h"
 #include "cap/compute/elastic.h"
 #include "common/clock.h"
 

@@ -7,7 +7,7 @@
 #include <cuda.h>
 
 #include "cudacap/config.h"
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 #define CC_UUID_LEN 48 /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" + NUL, padded */
 

@@ -9,7 +9,7 @@
 #include <cuda.h>
 #include <stdint.h>
 
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 /* cuda.h maps cuGetProcAddress to the 5-argument _v2; the 4-argument one is
  * still exported by every CUDA 12/13 driver under the plain name. */

@@ -3,7 +3,7 @@
 #ifndef CC_HOOK_NVML_PROCS_H
 #define CC_HOOK_NVML_PROCS_H
 
-#include "cudacap/nvml.h"
+#include "cudacap/nvml_api.h"
 
 /* The most processes a caller lists at once (its buffers' size). */
 #define CC_NVML_PROCS_MAX 128

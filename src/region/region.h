@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cudacap/region.h"
+#include "cudacap/abi_region.h"
 #include "os/os.h"
 
 struct cc_region_spec {

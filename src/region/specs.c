@@ -1,7 +1,7 @@
 #include "region/specs.h"
 
-#include "cudacap/compute_region.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_compute_region.h"
+#include "cudacap/abi_mem_region.h"
 
 const struct cc_region_spec cc_mem_region_spec = {
     .file = CC_MEM_REGION_FILE,

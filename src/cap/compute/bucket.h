@@ -1,4 +1,4 @@
-/* The token bucket on one shared line (include/cudacap/compute_region.h).
+/* The token bucket on one shared line (include/cudacap/abi_compute_region.h).
  * Tokens are nanoseconds of device time. Consumers take with one CAS; every
  * other change is an add of a delta (CAS loop): nothing ever stores over the
  * bucket, so a deduction made by another process between our read and our
@@ -9,7 +9,7 @@
 #include <sched.h>
 #include <stdint.h>
 
-#include "cudacap/compute_region.h"
+#include "cudacap/abi_compute_region.h"
 
 /* Largest single charge (10 s): keeps cur - cost far from overflow whatever a
  * caller passes. */

@@ -11,8 +11,8 @@
 #include "cap/compute/gate.h" /* cc_compute_mode */
 #include "cap/port.h" /* CC_PORT_UUID_LEN */
 #include "cap/compute/sampling_lock.h"
-#include "cudacap/compute_region.h"
-#include "cudacap/nvml.h"
+#include "cudacap/abi_compute_region.h"
+#include "cudacap/nvml_api.h"
 
 #define CC_UNTIMED_SLOTS 17 /* the probe and 16 more (gate.c) */
 

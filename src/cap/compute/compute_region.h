@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "cudacap/compute_region.h"
+#include "cudacap/abi_compute_region.h"
 
 /* Maps DIR/compute.region (created, validated, rebuilt in place by
  * cc_region_open). NULL after one warning. */

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "cudacap/compute_region.h"
+#include "cudacap/abi_compute_region.h"
 
 #define CC_PERIOD_NS 100000000ull /* nominal refill / sampling period */
 

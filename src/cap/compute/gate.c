@@ -11,7 +11,7 @@
 #include "cap/compute/compute_region.h"
 #include "cap/port.h"
 #include "common/clock.h"
-#include "cudacap/counters.h"
+#include "cudacap/abi_counters.h"
 #include "os/os.h"
 
 /* How long a launch of a never-timed shape waits for the device's pending
@@ -122,7 +122,7 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
      * One acquire load, a plain mov on x86: the rejoin's whole cost here. */
     const struct cc_compute_view *v = cc_compute_view(d);
     uint64_t waited = cc_bucket_take(&v->line->tokens, cost, &v->line->throttled, &v->drip);
-    /* Throttled time for the node's exporter (cudacap/counters.h): only a
+    /* Throttled time for the node's exporter (cudacap/abi_counters.h): only a
      * launch that waited pays for the add, and only on a shared line. */
     if (waited) {
         cc_compute_region_t *region = cc_compute_region();

@@ -14,36 +14,25 @@
 #include "cap/mem/ledger_internal.h"
 #include "common/fork.h"
 #include "common/log.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_mem_region.h"
 #include "os/os.h"
 #include "region/region.h"
 #include "common/assert.h"
 
-struct ledger ml_sh, ml_pv;
-int ml_attached;
-char ml_dir[1024];
-pthread_mutex_t ml_mu = PTHREAD_MUTEX_INITIALIZER;
-int ml_fd = -1;
-dev_t ml_fdev;
-ino_t ml_fino;
-int ml_keeper;
-int ml_rejoin;
-uint32_t ml_host_pid;
-struct bind ml_binds[NBINDS];
-int ml_nbinds;
+struct ml_state ml = {.mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
 static int private_ready(void)
 {
-    if (ml_pv.r) return 1;
+    if (ml.pv.r) return 1;
     /* MAP_PRIVATE: a fork child gets a copy, which it zeroes (it owns none
      * of the parent's allocations). */
     void *p = cc_os_map_private(sizeof(cc_mem_region_t));
     if (!p) return 0;
-    ml_pv.r = p;
-    ml_pv.r->proc[0].owner = (uint32_t)getpid();
-    ml_pv.r->slots_hw = 1;
-    ml_pv.slot = 0;
-    ml_pv.shared = 0;
+    ml.pv.r = p;
+    ml.pv.r->proc[0].owner = (uint32_t)getpid();
+    ml.pv.r->slots_hw = 1;
+    ml.pv.slot = 0;
+    ml.pv.shared = 0;
     return 1;
 }
 
@@ -51,115 +40,115 @@ static int private_ready(void)
  * (the region cannot hold us any more): per-process cap from here on. */
 void ml_go_private_locked(const char *why)
 {
-    cc_assert_held(&ml_mu);
-    cc_warn("memory cap: %s/%s: %s; this process is capped on its own (per-process cap)", ml_dir,
+    cc_assert_held(&ml.mu);
+    cc_warn("memory cap: %s/%s: %s; this process is capped on its own (per-process cap)", ml.dir,
             CC_MEM_REGION_FILE, why);
-    for (int h = 0; h < ml_nbinds; h++) {
-        struct bind *b = &ml_binds[h];
-        if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml_sh) continue;
+    for (int h = 0; h < ml.nbinds; h++) {
+        struct bind *b = &ml.binds[h];
+        if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml.sh) continue;
         int d = -1;
         for (int k = 0; k < CC_MEM_DEVS && d < 0; k++) {
-            uint64_t key = ml_pv.r->dev[k].key;
+            uint64_t key = ml.pv.r->dev[k].key;
             if (key == b->key || key == 0) {
-                ml_pv.r->dev[k].key = b->key;
+                ml.pv.r->dev[k].key = b->key;
                 d = k;
             }
         }
         if (d < 0) continue;
-        __atomic_store_n(&ml_pv.r->used[d][0], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
+        __atomic_store_n(&ml.pv.r->used[d][0], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
                          __ATOMIC_SEQ_CST);
-        __atomic_store_n(&ml_pv.r->overhead[d][0], __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST),
+        __atomic_store_n(&ml.pv.r->overhead[d][0], __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST),
                          __ATOMIC_SEQ_CST);
         __atomic_store_n(&b->d, d, __ATOMIC_RELAXED);
-        __atomic_store_n(&b->l, &ml_pv, __ATOMIC_RELEASE);
+        __atomic_store_n(&b->l, &ml.pv, __ATOMIC_RELEASE);
     }
-    ml_sh.shared = 0;
+    ml.sh.shared = 0;
 }
 
 void ml_attach_locked(const char *dir)
 {
-    cc_assert_held(&ml_mu);
-    if (ml_attached) return;
+    cc_assert_held(&ml.mu);
+    if (ml.attached) return;
     cc_fork_child_register(cc_ml_fork_child); /* before our state; again (a fork child): no-op */
-    ml_attached = 1;
-    if (dir && dir != ml_dir) snprintf(ml_dir, sizeof ml_dir, "%s", dir);
+    ml.attached = 1;
+    if (dir && dir != ml.dir) snprintf(ml.dir, sizeof ml.dir, "%s", dir);
     if (!private_ready()) cc_error("cannot map a private memory ledger; memory is not capped");
     /* No folder (""): the configuration already said why, once. */
     struct cc_region_spec spec = ml_spec();
     /* A fork child maps the inherited file again, at the same address, for
      * a descriptor (and liveness byte) of its own. */
-    struct cc_region_opts o = {.fixed = ml_sh.r, .keep_fd = 1};
-    void *base = ml_dir[0] ? cc_region_open_ex(ml_dir, &spec, &o) : NULL;
+    struct cc_region_opts o = {.fixed = ml.sh.r, .keep_fd = 1};
+    void *base = ml.dir[0] ? cc_region_open_ex(ml.dir, &spec, &o) : NULL;
     if (!base) {
-        ml_sh.shared = 0;
-        if (ml_sh.r) ml_go_private_locked("cannot be mapped again");
-        if (ml_dir[0]) {
+        ml.sh.shared = 0;
+        if (ml.sh.r) ml_go_private_locked("cannot be mapped again");
+        if (ml.dir[0]) {
             cc_warn("memory cap: the container-wide ledger %s/%s is unavailable; this process "
-                    "is capped on its own (per-process cap)", ml_dir, CC_MEM_REGION_FILE);
+                    "is capped on its own (per-process cap)", ml.dir, CC_MEM_REGION_FILE);
 #ifndef CC_ML_TEST_NO_REJOIN /* negative control of faults.lib */
-            ml_rejoin = 1; /* until the path names a file we can use: rejoin_locked */
+            ml.rejoin = 1; /* until the path names a file we can use: rejoin_locked */
 #endif
             ml_start_keeper();
         }
         return;
     }
-    ml_sh.r = base;
-    ml_fd = o.fd;
-    ml_fdev = o.dev;
-    ml_fino = o.ino;
+    ml.sh.r = base;
+    ml.fd = o.fd;
+    ml.fdev = o.dev;
+    ml.fino = o.ino;
     uint32_t me = (uint32_t)getpid();
     /* Before any slot: from now on a rebuilder waits for us. Without it a
      * rebuild by another process would not wait for our re-publishing, and
      * what it grants meanwhile would pass the cap by our bytes (the fault
      * loop, lock at its 3rd call: 272 MiB under 256): so a transient
      * failure is retried, and a lasting one keeps this process on its own. */
-    int live = ml_live_lock(ml_fd, me);
+    int live = ml_live_lock(ml.fd, me);
     for (int i = 0; live != 0 && i < 3; i++) {
         cc_os_sleep_ns(1000000);
-        live = ml_live_lock(ml_fd, me);
+        live = ml_live_lock(ml.fd, me);
     }
     if (live != 0) {
-        cc_region_unlock_init(ml_fd);
-        ml_sh.shared = 0;
-        if (ml_nbinds) {
+        cc_region_unlock_init(ml.fd);
+        ml.sh.shared = 0;
+        if (ml.nbinds) {
             ml_go_private_locked("no liveness lock");
         } else {
             cc_warn("memory cap: %s/%s: no liveness lock (%s); this process is capped on its own "
-                    "(per-process cap)", ml_dir, CC_MEM_REGION_FILE, strerror(errno));
+                    "(per-process cap)", ml.dir, CC_MEM_REGION_FILE, strerror(errno));
         }
         return;
     }
-    if (o.rebuilt) ml_rebuild_wait(ml_sh.r, ml_fd);
-    __atomic_store_n(&ml_sh.gen, __atomic_load_n(&ml_sh.r->generation, __ATOMIC_SEQ_CST),
+    if (o.rebuilt) ml_rebuild_wait(ml.sh.r, ml.fd);
+    __atomic_store_n(&ml.sh.gen, __atomic_load_n(&ml.sh.r->generation, __ATOMIC_SEQ_CST),
                      __ATOMIC_RELAXED);
-    cc_region_unlock_init(ml_fd);
-    ml_sh.shared = 1;
-    __atomic_store_n(&ml_sh.slot, -1, __ATOMIC_RELAXED);
+    cc_region_unlock_init(ml.fd);
+    ml.sh.shared = 1;
+    __atomic_store_n(&ml.sh.slot, -1, __ATOMIC_RELAXED);
     /* Slots naming our pid belong to this pid before an exec, or to a dead
      * process whose pid we reuse: reap them before claiming ours. */
     for (uint32_t i = 0; i < CC_MEM_SLOTS; i++)
-        if (__atomic_load_n(&ml_sh.r->proc[i].owner, __ATOMIC_ACQUIRE) == me)
-            ml_reap_if_dead(ml_sh.r, (int)i, -1);
-    int s = ml_claim_slot(ml_sh.r);
-    if (s < 0 && ml_sweep(&ml_sh) > 0) s = ml_claim_slot(ml_sh.r);
+        if (__atomic_load_n(&ml.sh.r->proc[i].owner, __ATOMIC_ACQUIRE) == me)
+            ml_reap_if_dead(ml.sh.r, (int)i, -1);
+    int s = ml_claim_slot(ml.sh.r);
+    if (s < 0 && ml_sweep(&ml.sh) > 0) s = ml_claim_slot(ml.sh.r);
     if (s < 0) {
         cc_warn("memory cap: all %d process slots of %s/%s are in use; this process is capped "
-                "on its own (per-process cap)", CC_MEM_SLOTS, ml_dir, CC_MEM_REGION_FILE);
-        ml_sh.shared = 0;
+                "on its own (per-process cap)", CC_MEM_SLOTS, ml.dir, CC_MEM_REGION_FILE);
+        ml.sh.shared = 0;
         return;
     }
-    ml_publish_owner(ml_sh.r, s);
-    __atomic_store_n(&ml_sh.slot, s, __ATOMIC_RELAXED);
-    if (ml_nbinds) ml_republish_locked(0); /* a fork child's binds: its (zero) mirrors */
+    ml_publish_owner(ml.sh.r, s);
+    __atomic_store_n(&ml.sh.slot, s, __ATOMIC_RELAXED);
+    if (ml.nbinds) ml_republish_locked(0); /* a fork child's binds: its (zero) mirrors */
     ml_start_keeper();
 }
 
 int cc_ml_attach(const char *state_dir)
 {
-    pthread_mutex_lock(&ml_mu);
+    pthread_mutex_lock(&ml.mu);
     ml_attach_locked(state_dir);
-    int r = ml_sh.r && ml_sh.shared && ml_sh.slot >= 0;
-    pthread_mutex_unlock(&ml_mu);
+    int r = ml.sh.r && ml.sh.shared && ml.sh.slot >= 0;
+    pthread_mutex_unlock(&ml.mu);
     return r;
 }
 
@@ -197,24 +186,24 @@ int ml_find_dev(cc_mem_region_t *r, uint64_t key, const char *uuid, uint64_t lim
 int cc_ml_device(const char *state_dir, const char *uuid, uint64_t limit)
 {
     uint64_t key = uuid_key(uuid ? uuid : "");
-    pthread_mutex_lock(&ml_mu);
+    pthread_mutex_lock(&ml.mu);
     ml_attach_locked(state_dir);
     int h = -1;
-    for (int i = 0; i < ml_nbinds; i++)
-        if (ml_binds[i].key == key) h = i;
-    if (h < 0 && ml_nbinds < NBINDS) {
-        struct ledger *l = ml_sh.shared && ml_sh.slot >= 0 ? &ml_sh : &ml_pv;
+    for (int i = 0; i < ml.nbinds; i++)
+        if (ml.binds[i].key == key) h = i;
+    if (h < 0 && ml.nbinds < NBINDS) {
+        struct ledger *l = ml.sh.shared && ml.sh.slot >= 0 ? &ml.sh : &ml.pv;
         /* No private ledger either (its mapping failed: said at attach). */
         int d = l->r ? ml_find_dev(l->r, key, uuid ? uuid : "", limit) : -1;
-        if (d < 0 && l == &ml_sh && private_ready()) {
+        if (d < 0 && l == &ml.sh && private_ready()) {
             cc_warn("memory cap: %s/%s has no free device entry for %s; this process caps that "
-                    "device on its own", ml_dir, CC_MEM_REGION_FILE, uuid);
-            l = &ml_pv;
+                    "device on its own", ml.dir, CC_MEM_REGION_FILE, uuid);
+            l = &ml.pv;
             d = ml_find_dev(l->r, key, uuid ? uuid : "", limit);
         }
         if (d >= 0) {
-            h = ml_nbinds++;
-            struct bind *b = &ml_binds[h];
+            h = ml.nbinds++;
+            struct bind *b = &ml.binds[h];
             memset(b, 0, sizeof *b);
             b->key = key;
             b->cap = limit;
@@ -223,7 +212,7 @@ int cc_ml_device(const char *state_dir, const char *uuid, uint64_t limit)
             __atomic_store_n(&b->l, l, __ATOMIC_RELEASE);
         }
     }
-    pthread_mutex_unlock(&ml_mu);
+    pthread_mutex_unlock(&ml.mu);
     if (h < 0)
         cc_log_once(CC_LOG_ERROR, "memory cap: no ledger entry for %s; the device runs uncapped", uuid);
     return h;
@@ -235,21 +224,21 @@ void cc_ml_fork_child(void)
 {
     /* Single-threaded here. The mutex may have been held by a parent thread
      * at fork: re-initialise it. */
-    pthread_mutex_init(&ml_mu, NULL);
-    ml_sh.slot = -1;
-    ml_attached = 0;
-    ml_keeper = 0; /* threads do not survive fork */
-    ml_rejoin = 0;
-    ml_host_pid = 0;
+    pthread_mutex_init(&ml.mu, NULL);
+    ml.sh.slot = -1;
+    ml.attached = 0;
+    ml.keeper = 0; /* threads do not survive fork */
+    ml.rejoin = 0;
+    ml.host_pid = 0;
     /* The inherited descriptor shares the parent's open file description,
      * and with it the parent's liveness byte: ours comes with our own. */
-    if (ml_fd >= 0) close(ml_fd);
-    ml_fd = -1;
-    for (int h = 0; h < ml_nbinds; h++) ml_binds[h].m_used = ml_binds[h].m_ovh = 0;
-    if (ml_pv.r) {
-        memset(ml_pv.r->used, 0, sizeof ml_pv.r->used);
-        memset(ml_pv.r->overhead, 0, sizeof ml_pv.r->overhead);
-        ml_pv.r->proc[0].owner = (uint32_t)getpid();
-        ml_pv.r->proc[0].host_pid = 0;
+    if (ml.fd >= 0) close(ml.fd);
+    ml.fd = -1;
+    for (int h = 0; h < ml.nbinds; h++) ml.binds[h].m_used = ml.binds[h].m_ovh = 0;
+    if (ml.pv.r) {
+        memset(ml.pv.r->used, 0, sizeof ml.pv.r->used);
+        memset(ml.pv.r->overhead, 0, sizeof ml.pv.r->overhead);
+        ml.pv.r->proc[0].owner = (uint32_t)getpid();
+        ml.pv.r->proc[0].host_pid = 0;
     }
 }

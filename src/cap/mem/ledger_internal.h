@@ -1,5 +1,5 @@
 /* The memory ledger's inside (cap/memledger.h is its API; the layout of the
- * region is include/cudacap/mem_region.h): the state and helpers its files
+ * region is include/cudacap/abi_mem_region.h): the state and helpers its files
  * share. Hidden, never exported: the attribute on each declaration also lets
  * the hot path reach them without the GOT, as when they were one file's
  * statics.
@@ -10,7 +10,7 @@
  *   ledger_keeper.c   the keeper thread, and rejoining the container's region
  *   ledger_reserve.c  the exact check-and-reserve (its proof) and the counts
  *
- * ml_mu guards attach, binds and re-publication; functions named *_locked
+ * ml.mu guards attach, binds and re-publication; functions named *_locked
  * want it held. */
 #ifndef CC_MEM_LEDGER_INTERNAL_H
 #define CC_MEM_LEDGER_INTERNAL_H
@@ -20,7 +20,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_mem_region.h"
 #include "region/region.h"
 
 #define CC_ML_HIDDEN __attribute__((visibility("hidden")))
@@ -32,26 +32,14 @@ struct ledger {
     uint32_t gen; /* the region generation our slot was published into */
 };
 
-/* Defined in ledger_attach.c. */
-CC_ML_HIDDEN extern struct ledger ml_sh, ml_pv;
-CC_ML_HIDDEN extern int ml_attached; /* 1 once the attach of this process ran */
-CC_ML_HIDDEN extern char ml_dir[1024];
-CC_ML_HIDDEN extern pthread_mutex_t ml_mu;
-CC_ML_HIDDEN extern int ml_fd;       /* memory.region, holding our liveness byte (shared ledger) */
-CC_ML_HIDDEN extern dev_t ml_fdev;
-CC_ML_HIDDEN extern ino_t ml_fino;
-CC_ML_HIDDEN extern int ml_keeper;   /* the keeper thread runs in this process */
-CC_ML_HIDDEN extern int ml_rejoin;   /* attach found no usable file: the keeper retries (ml_mu) */
-CC_ML_HIDDEN extern uint32_t ml_host_pid;
-
 /* A bound in a rebuild: how long a rebuilder waits for the live processes to
  * re-publish, and the keeper's period. */
 #define CC_ML_REPUBLISH_WAIT_NS 1000000000ll
 #define CC_ML_KEEP_NS 100000000l
 
 /* Handles: index into binds; a device entry of the shared or the private
- * ledger. Written under ml_mu before the handle is returned; l and d change
- * (atomic stores, under ml_mu) when the process re-publishes. The mirrors
+ * ledger. Written under ml.mu before the handle is returned; l and d change
+ * (atomic stores, under ml.mu) when the process re-publishes. The mirrors
  * are this process's own tracking (ledger_rebuild.c says why it wins). */
 #define NBINDS (2 * CC_MEM_DEVS)
 struct bind {
@@ -64,8 +52,25 @@ struct bind {
     uint64_t m_ovh;     /* mirror of our overhead[d][slot] */
     uint64_t m_ctx;     /* a context's size as we learned or saw it (relaxed) */
 };
-CC_ML_HIDDEN extern struct bind ml_binds[NBINDS];
-CC_ML_HIDDEN extern int ml_nbinds;
+/* The ledger's whole per-process state, one object owned by
+ * ledger_attach.c (it is defined and reset on fork there); the other
+ * ledger files reach it as `ml`. Fields marked (ml.mu) are written under
+ * the mutex. */
+struct ml_state {
+    struct ledger sh, pv;  /* the container's region, and the private fallback */
+    int attached;          /* 1 once the attach of this process ran */
+    char dir[1024];        /* the state folder */
+    pthread_mutex_t mu;    /* attach, binds and re-publication (*_locked) */
+    int fd;                /* memory.region, holding our liveness byte (shared ledger) */
+    dev_t fdev;            /* its identity, to notice a replaced file */
+    ino_t fino;
+    int keeper;            /* the keeper thread runs in this process */
+    int rejoin;            /* attach found no usable file: the keeper retries (ml.mu) */
+    uint32_t host_pid;
+    struct bind binds[NBINDS];
+    int nbinds;
+};
+CC_ML_HIDDEN extern struct ml_state ml;
 
 static inline uint32_t hw_of(const cc_mem_region_t *r)
 {

@@ -8,7 +8,7 @@
 
 #include "cap/mem/ledger_internal.h"
 #include "common/log.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_mem_region.h"
 #include "os/os.h"
 #include "region/region.h"
 #include "common/assert.h"
@@ -17,8 +17,8 @@ static void *keeper(void *arg);
 
 void ml_start_keeper(void)
 {
-    if (ml_keeper) return;
-    ml_keeper = 1;
+    if (ml.keeper) return;
+    ml.keeper = 1;
     /* No signals there but the synchronous ones (os.h): a blocked SIGBUS
      * from a fault would kill the process instead of reaching the guard. */
     if (cc_os_thread(keeper, NULL, "cudacap-keep") != 0)
@@ -36,37 +36,37 @@ void ml_start_keeper(void)
  * (tests/faults_lib.c, "before: FIFO in place of memory.region": 4 x cap). */
 static void rejoin_locked(void)
 {
-    cc_assert_held(&ml_mu);
+    cc_assert_held(&ml.mu);
     struct cc_region_spec spec = ml_spec();
-    struct cc_region_opts o = {.fixed = ml_sh.r, .keep_fd = 1, .try_lock = 1, .quiet = 1};
-    void *base = cc_region_open_ex(ml_dir, &spec, &o);
+    struct cc_region_opts o = {.fixed = ml.sh.r, .keep_fd = 1, .try_lock = 1, .quiet = 1};
+    void *base = cc_region_open_ex(ml.dir, &spec, &o);
     if (!base) return; /* not yet, or busy: the next check */
     cc_mem_region_t *r = base;
-    ml_sh.r = r;
-    if (ml_fd >= 0) close(ml_fd);
-    ml_fd = o.fd;
-    ml_fdev = o.dev;
-    ml_fino = o.ino;
+    ml.sh.r = r;
+    if (ml.fd >= 0) close(ml.fd);
+    ml.fd = o.fd;
+    ml.fdev = o.dev;
+    ml.fino = o.ino;
     uint32_t me = (uint32_t)getpid();
-    ml_live_lock(ml_fd, me);
-    if (o.rebuilt) ml_rebuild_wait(r, ml_fd);
+    ml_live_lock(ml.fd, me);
+    if (o.rebuilt) ml_rebuild_wait(r, ml.fd);
     uint32_t gen = __atomic_load_n(&r->generation, __ATOMIC_SEQ_CST);
-    cc_region_unlock_init(ml_fd);
+    cc_region_unlock_init(ml.fd);
     for (uint32_t i = 0; i < CC_MEM_SLOTS; i++)
         if (__atomic_load_n(&r->proc[i].owner, __ATOMIC_ACQUIRE) == me)
             ml_reap_if_dead(r, (int)i, -1);
     int s = ml_claim_slot(r);
     if (s < 0) { /* full: stay on our own (the attach's warning said so) */
-        ml_rejoin = 0;
-        close(ml_fd);
-        ml_fd = -1;
+        ml.rejoin = 0;
+        close(ml.fd);
+        ml.fd = -1;
         return;
     }
     int dev[NBINDS];
-    for (int h = 0; h < ml_nbinds; h++) {
-        struct bind *b = &ml_binds[h];
+    for (int h = 0; h < ml.nbinds; h++) {
+        struct bind *b = &ml.binds[h];
         dev[h] = -1;
-        if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml_pv) continue;
+        if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml.pv) continue;
         dev[h] = ml_find_dev(r, b->key, b->uuid, b->cap);
         if (dev[h] < 0) continue; /* no entry: it stays on its own */
         __atomic_store_n(&r->used[dev[h]][s], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
@@ -76,47 +76,47 @@ static void rejoin_locked(void)
         ml_heal_ctx(r, dev[h], b);
     }
     ml_publish_owner(r, s);
-    __atomic_store_n(&ml_sh.slot, s, __ATOMIC_RELAXED);
-    __atomic_store_n(&ml_sh.gen, gen, __ATOMIC_RELAXED);
-    ml_sh.shared = 1;
-    ml_rejoin = 0;
-    for (int h = 0; h < ml_nbinds; h++) {
-        struct bind *b = &ml_binds[h];
+    __atomic_store_n(&ml.sh.slot, s, __ATOMIC_RELAXED);
+    __atomic_store_n(&ml.sh.gen, gen, __ATOMIC_RELAXED);
+    ml.sh.shared = 1;
+    ml.rejoin = 0;
+    for (int h = 0; h < ml.nbinds; h++) {
+        struct bind *b = &ml.binds[h];
         if (dev[h] < 0) continue;
         __atomic_store_n(&b->d, dev[h], __ATOMIC_RELAXED);
-        __atomic_store_n(&b->l, &ml_sh, __ATOMIC_RELEASE);
+        __atomic_store_n(&b->l, &ml.sh, __ATOMIC_RELEASE);
         /* What changed in flight on the private ledger meanwhile. */
         ml_repair(&r->used[dev[h]][s], &b->m_used);
         ml_repair(&r->overhead[dev[h]][s], &b->m_ovh);
     }
     cc_info("memory cap: %s/%s can be used now; this process joined the container's cap (slot %d)",
-            ml_dir, CC_MEM_REGION_FILE, s);
+            ml.dir, CC_MEM_REGION_FILE, s);
 }
 
 static void *keeper(void *arg)
 {
     (void)arg;
     for (;;) {
-        pthread_mutex_lock(&ml_mu);
-        cc_mem_region_t *r = ml_sh.shared ? ml_sh.r : NULL;
-        uint32_t gen = ml_sh.gen;
-        pthread_mutex_unlock(&ml_mu);
+        pthread_mutex_lock(&ml.mu);
+        cc_mem_region_t *r = ml.sh.shared ? ml.sh.r : NULL;
+        uint32_t gen = ml.sh.gen;
+        pthread_mutex_unlock(&ml.mu);
         if (!r) { /* private: nothing to keep, unless the file may become usable */
-            pthread_mutex_lock(&ml_mu);
-            int again = ml_rejoin;
-            pthread_mutex_unlock(&ml_mu);
+            pthread_mutex_lock(&ml.mu);
+            int again = ml.rejoin;
+            pthread_mutex_unlock(&ml.mu);
             if (!again) return NULL;
             cc_os_sleep_ns(CC_ML_KEEP_NS);
-            pthread_mutex_lock(&ml_mu);
-            if (ml_rejoin && !ml_sh.shared) rejoin_locked();
-            pthread_mutex_unlock(&ml_mu);
+            pthread_mutex_lock(&ml.mu);
+            if (ml.rejoin && !ml.sh.shared) rejoin_locked();
+            pthread_mutex_unlock(&ml.mu);
             continue;
         }
         if (__atomic_load_n(&r->generation, __ATOMIC_SEQ_CST) == gen)
             cc_os_futex_wait(&r->generation, gen, CC_ML_KEEP_NS);
-        pthread_mutex_lock(&ml_mu);
+        pthread_mutex_lock(&ml.mu);
         ml_check_locked(1);
-        pthread_mutex_unlock(&ml_mu);
+        pthread_mutex_unlock(&ml.mu);
     }
     return NULL;
 }

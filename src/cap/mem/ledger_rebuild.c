@@ -26,7 +26,7 @@
 
 #include "cap/mem/ledger_internal.h"
 #include "common/log.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_mem_region.h"
 #include "os/os.h"
 #include "region/region.h"
 #include "region/specs.h"
@@ -86,13 +86,13 @@ void ml_rebuild_wait(cc_mem_region_t *r, int fd)
         if (cc_mono_ns() - t0 > (uint64_t)CC_ML_REPUBLISH_WAIT_NS) {
             cc_warn("memory cap: %s/%s was rebuilt; %d live process(es) did not re-publish "
                     "their memory within 1 s, the container may pass its cap by what they hold",
-                    ml_dir, CC_MEM_REGION_FILE, left);
+                    ml.dir, CC_MEM_REGION_FILE, left);
             break;
         }
         cc_os_futex_wake_all(&r->generation);
         cc_os_sleep_ns(1000000);
     }
-    cc_info("memory cap: rebuilt %s/%s; %d live process(es) re-published in %.1f ms", ml_dir,
+    cc_info("memory cap: rebuilt %s/%s; %d live process(es) re-published in %.1f ms", ml.dir,
             CC_MEM_REGION_FILE, n - left, (double)(cc_mono_ns() - t0) / 1e6);
 #endif
 }
@@ -114,10 +114,10 @@ void ml_heal_ctx(cc_mem_region_t *r, int d, const struct bind *b)
 static int path_moved(void)
 {
     char path[1100];
-    snprintf(path, sizeof path, "%s/%s", ml_dir, CC_MEM_REGION_FILE);
+    snprintf(path, sizeof path, "%s/%s", ml.dir, CC_MEM_REGION_FILE);
     struct stat st;
     if (cc_os_lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
-    return st.st_dev != ml_fdev || st.st_ino != ml_fino;
+    return st.st_dev != ml.fdev || st.st_ino != ml.fino;
 }
 
 /* Maps the file again over our address (after the guard replaced it, or
@@ -127,32 +127,32 @@ static int path_moved(void)
  * without waiting (busy: try again at the next check). 1 when mapped. */
 static int remap_locked(int moved)
 {
-    cc_assert_held(&ml_mu);
+    cc_assert_held(&ml.mu);
     struct cc_region_spec spec = ml_spec();
     struct stat st;
-    if (!moved && ml_fd >= 0 && cc_os_fstat(ml_fd, &st) == 0 && st.st_size == (off_t)spec.file_size) {
-        if (cc_os_map_shared(ml_sh.r, spec.file_size, ml_fd, 1)) {
-            cc_region_unfault(ml_sh.r);
-            if (cc_region_valid(ml_sh.r, &spec)) return 1;
+    if (!moved && ml.fd >= 0 && cc_os_fstat(ml.fd, &st) == 0 && st.st_size == (off_t)spec.file_size) {
+        if (cc_os_map_shared(ml.sh.r, spec.file_size, ml.fd, 1)) {
+            cc_region_unfault(ml.sh.r);
+            if (cc_region_valid(ml.sh.r, &spec)) return 1;
         }
     }
-    struct cc_region_opts o = {.fixed = ml_sh.r, .keep_fd = 1, .try_lock = 1, .quiet = 1};
-    void *b = cc_region_open_ex(ml_dir, &spec, &o);
+    struct cc_region_opts o = {.fixed = ml.sh.r, .keep_fd = 1, .try_lock = 1, .quiet = 1};
+    void *b = cc_region_open_ex(ml.dir, &spec, &o);
     if (!b) {
         if (errno != EAGAIN)
             cc_log_once(CC_LOG_WARN, "memory cap: %s/%s cannot be mapped again (%s); this process "
-                                     "counts on its own until it can", ml_dir, CC_MEM_REGION_FILE,
+                                     "counts on its own until it can", ml.dir, CC_MEM_REGION_FILE,
                         strerror(errno));
         return 0;
     }
     uint32_t me = (uint32_t)getpid();
-    if (ml_fd >= 0 && ml_fd != o.fd) close(ml_fd); /* our old liveness byte goes with it */
-    ml_fd = o.fd;
-    ml_fdev = o.dev;
-    ml_fino = o.ino;
-    ml_live_lock(ml_fd, me);
-    if (o.rebuilt) ml_rebuild_wait(ml_sh.r, ml_fd);
-    cc_region_unlock_init(ml_fd);
+    if (ml.fd >= 0 && ml.fd != o.fd) close(ml.fd); /* our old liveness byte goes with it */
+    ml.fd = o.fd;
+    ml.fdev = o.dev;
+    ml.fino = o.ino;
+    ml_live_lock(ml.fd, me);
+    if (o.rebuilt) ml_rebuild_wait(ml.sh.r, ml.fd);
+    cc_region_unlock_init(ml.fd);
     return 1;
 }
 
@@ -173,7 +173,7 @@ void ml_repair(uint64_t *cell, const uint64_t *mirror)
  * the entry we count in. */
 static int rekey_locked(cc_mem_region_t *r, struct bind *b, int s)
 {
-    cc_assert_held(&ml_mu);
+    cc_assert_held(&ml.mu);
     int d = __atomic_load_n(&b->d, __ATOMIC_RELAXED);
 #ifdef CC_ML_TEST_NO_REKEY /* negative control of faults.lib */
     (void)r, (void)s;
@@ -196,20 +196,20 @@ static int rekey_locked(cc_mem_region_t *r, struct bind *b, int s)
     __atomic_store_n(&r->used[d][s], 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&r->overhead[d][s], 0, __ATOMIC_SEQ_CST);
     cc_info("memory cap: %s/%s: the entry of %s changed its key; this process counts in entry %d "
-            "again", ml_dir, CC_MEM_REGION_FILE, b->uuid, nd);
+            "again", ml.dir, CC_MEM_REGION_FILE, b->uuid, nd);
     return nd;
 }
 
-/* Makes our slot in the region say what this process holds (ml_mu held). */
+/* Makes our slot in the region say what this process holds (ml.mu held). */
 void ml_republish_locked(int full)
 {
-    cc_assert_held(&ml_mu);
+    cc_assert_held(&ml.mu);
 #ifdef CC_ML_TEST_NO_REPUBLISH
     return;
 #endif
-    if (!ml_sh.r || !ml_sh.shared || __atomic_load_n(&ml_sh.slot, __ATOMIC_RELAXED) < 0) return;
+    if (!ml.sh.r || !ml.sh.shared || __atomic_load_n(&ml.sh.slot, __ATOMIC_RELAXED) < 0) return;
     struct cc_region_spec spec = ml_spec();
-    cc_mem_region_t *r = ml_sh.r;
+    cc_mem_region_t *r = ml.sh.r;
     int faulted = cc_region_faulted(r);
     int moved = full && path_moved(); /* a stat: the keeper's checks only */
     if (faulted || moved || !cc_region_valid(r, &spec)) {
@@ -220,12 +220,12 @@ void ml_republish_locked(int full)
     }
     uint32_t me = (uint32_t)getpid();
     uint32_t gen = __atomic_load_n(&r->generation, __ATOMIC_SEQ_CST);
-    int s = __atomic_load_n(&ml_sh.slot, __ATOMIC_RELAXED);
-    int keep = gen == ml_sh.gen && __atomic_load_n(&r->proc[s].owner, __ATOMIC_SEQ_CST) == me;
+    int s = __atomic_load_n(&ml.sh.slot, __ATOMIC_RELAXED);
+    int keep = gen == ml.sh.gen && __atomic_load_n(&r->proc[s].owner, __ATOMIC_SEQ_CST) == me;
     if (keep) { /* same region, our slot: repair the counts only */
-        for (int h = 0; h < ml_nbinds; h++) {
-            struct bind *b = &ml_binds[h];
-            if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml_sh) continue;
+        for (int h = 0; h < ml.nbinds; h++) {
+            struct bind *b = &ml.binds[h];
+            if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml.sh) continue;
             int d = rekey_locked(r, b, s);
             ml_repair(&r->used[d][s], &b->m_used);
             ml_repair(&r->overhead[d][s], &b->m_ovh);
@@ -234,14 +234,14 @@ void ml_republish_locked(int full)
         return;
     }
     int ns = ml_claim_slot(r);
-    if (ns < 0 && ml_sweep(&ml_sh) > 0) ns = ml_claim_slot(r);
+    if (ns < 0 && ml_sweep(&ml.sh) > 0) ns = ml_claim_slot(r);
     if (ns < 0) {
         ml_go_private_locked("no process slot after a rebuild");
         return;
     }
-    for (int h = 0; h < ml_nbinds; h++) {
-        struct bind *b = &ml_binds[h];
-        if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml_sh) continue;
+    for (int h = 0; h < ml.nbinds; h++) {
+        struct bind *b = &ml.binds[h];
+        if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml.sh) continue;
         int d = ml_find_dev(r, b->key, b->uuid, b->cap);
         if (d < 0) continue; /* no entry: its bytes stay out (warned at bind) */
         __atomic_store_n(&r->used[d][ns], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
@@ -253,11 +253,11 @@ void ml_republish_locked(int full)
     }
     ml_publish_owner(r, ns);
     /* Our old slot, if it still names us, is a copy: give it back. */
-    if (gen == ml_sh.gen && s != ns && __atomic_load_n(&r->proc[s].owner, __ATOMIC_SEQ_CST) == me)
+    if (gen == ml.sh.gen && s != ns && __atomic_load_n(&r->proc[s].owner, __ATOMIC_SEQ_CST) == me)
         ml_clear_slot(r, s);
-    __atomic_store_n(&ml_sh.slot, ns, __ATOMIC_RELAXED);
-    __atomic_store_n(&ml_sh.gen, gen, __ATOMIC_RELAXED);
-    cc_info("memory cap: re-published this process's memory into %s/%s (slot %d)", ml_dir,
+    __atomic_store_n(&ml.sh.slot, ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&ml.sh.gen, gen, __ATOMIC_RELAXED);
+    cc_info("memory cap: re-published this process's memory into %s/%s (slot %d)", ml.dir,
             CC_MEM_REGION_FILE, ns);
 }
 
@@ -265,9 +265,9 @@ void ml_republish_locked(int full)
  * and, without the stat, what runs before a refusal and in queries. */
 void ml_check_locked(int full)
 {
-    cc_assert_held(&ml_mu);
-    if (!ml_sh.r || !ml_sh.shared) return;
-    int s = __atomic_load_n(&ml_sh.slot, __ATOMIC_RELAXED);
+    cc_assert_held(&ml.mu);
+    if (!ml.sh.r || !ml.sh.shared) return;
+    int s = __atomic_load_n(&ml.sh.slot, __ATOMIC_RELAXED);
     if (s < 0) return;
     ml_republish_locked(full); /* cheap when nothing changed: a few loads */
 }

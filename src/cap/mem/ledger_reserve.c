@@ -39,8 +39,8 @@
 #include <time.h>
 
 #include "cap/mem/ledger_internal.h"
-#include "cudacap/counters.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_counters.h"
+#include "cudacap/abi_mem_region.h"
 #include "os/os.h"
 
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
@@ -51,24 +51,24 @@ static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX 
  * first when the region changed under us (one relaxed load when not). */
 static inline struct ledger *ledger_of(int h, int *d, int *slot)
 {
-    struct bind *b = &ml_binds[h];
+    struct bind *b = &ml.binds[h];
     struct ledger *l = __atomic_load_n(&b->l, __ATOMIC_ACQUIRE);
     if (__builtin_expect(!l, 0)) return NULL;
     if (__builtin_expect(__atomic_load_n(&l->slot, __ATOMIC_RELAXED) < 0 ||
-                             (l == &ml_sh && __atomic_load_n(&l->r->generation, __ATOMIC_RELAXED) !=
+                             (l == &ml.sh && __atomic_load_n(&l->r->generation, __ATOMIC_RELAXED) !=
                                                 __atomic_load_n(&l->gen, __ATOMIC_RELAXED)),
                          0)) {
-        pthread_mutex_lock(&ml_mu);
-        ml_attach_locked(ml_dir);
-        if (ml_sh.slot >= 0) ml_republish_locked(0);
-        pthread_mutex_unlock(&ml_mu);
+        pthread_mutex_lock(&ml.mu);
+        ml_attach_locked(ml.dir);
+        if (ml.sh.slot >= 0) ml_republish_locked(0);
+        pthread_mutex_unlock(&ml.mu);
         l = __atomic_load_n(&b->l, __ATOMIC_ACQUIRE);
         if (__atomic_load_n(&l->slot, __ATOMIC_RELAXED) < 0) { /* no slot (full region): count privately */
-            pthread_mutex_lock(&ml_mu);
+            pthread_mutex_lock(&ml.mu);
             ml_go_private_locked("no process slot");
-            pthread_mutex_unlock(&ml_mu);
+            pthread_mutex_unlock(&ml.mu);
             l = __atomic_load_n(&b->l, __ATOMIC_ACQUIRE);
-            if (l != &ml_pv) return NULL;
+            if (l != &ml.pv) return NULL;
         }
     }
     *d = __atomic_load_n(&b->d, __ATOMIC_RELAXED);
@@ -139,7 +139,7 @@ static inline int reserve_in(int h, uint64_t bytes, uint64_t cap, int ovh)
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
     if (__builtin_expect(!l, 0)) return cap && bytes > cap ? -1 : 0;
-    struct bind *b = &ml_binds[h];
+    struct bind *b = &ml.binds[h];
     uint64_t *mine = cell_of(l, d, slot, ovh), *mir = ovh ? &b->m_ovh : &b->m_used;
     int swept = 0, checked = 0;
     for (int t = 0;; t++) {
@@ -156,11 +156,11 @@ static inline int reserve_in(int h, uint64_t bytes, uint64_t cap, int ovh)
             swept = 1;
             if (ml_sweep(l) > 0) continue;
         }
-        if (!checked && l == &ml_sh) { /* our own slot may be wrong (repaired) */
+        if (!checked && l == &ml.sh) { /* our own slot may be wrong (repaired) */
             checked = 1;
-            pthread_mutex_lock(&ml_mu);
+            pthread_mutex_lock(&ml.mu);
             ml_check_locked(0);
-            pthread_mutex_unlock(&ml_mu);
+            pthread_mutex_unlock(&ml.mu);
             l = ledger_of(h, &d, &slot);
             if (!l) return -1;
             mine = cell_of(l, d, slot, ovh);
@@ -185,7 +185,7 @@ void cc_ml_unreserve_overhead(int h, uint64_t bytes)
     struct ledger *l = ledger_of(h, &d, &slot);
     if (!l) return;
     sub_clamped(&l->r->overhead[d][slot], bytes); /* shared first, mirror after */
-    sub_clamped(&ml_binds[h].m_ovh, bytes);
+    sub_clamped(&ml.binds[h].m_ovh, bytes);
 }
 
 /* A context's size as the container learned it (0: not yet). Untrusted file
@@ -197,10 +197,10 @@ uint64_t cc_ml_ctx_size(int h)
     struct ledger *l = ledger_of(h, &d, &slot);
     if (!l) return 0;
     uint64_t v = __atomic_load_n(&l->r->ctx_size[d], __ATOMIC_RELAXED);
-    uint64_t cap = ml_binds[h].cap;
+    uint64_t cap = ml.binds[h].cap;
     if (cap && v > cap) v = 0; /* garbage (no context is larger than the cap): unknown */
-    if (v) __atomic_store_n(&ml_binds[h].m_ctx, v, __ATOMIC_RELAXED); /* kept for a rebuild */
-    else v = __atomic_load_n(&ml_binds[h].m_ctx, __ATOMIC_RELAXED);
+    if (v) __atomic_store_n(&ml.binds[h].m_ctx, v, __ATOMIC_RELAXED); /* kept for a rebuild */
+    else v = __atomic_load_n(&ml.binds[h].m_ctx, __ATOMIC_RELAXED);
     return v;
 }
 
@@ -209,18 +209,18 @@ void cc_ml_set_ctx_size(int h, uint64_t bytes)
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
     if (!l) return;
-    __atomic_store_n(&ml_binds[h].m_ctx, bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&ml.binds[h].m_ctx, bytes, __ATOMIC_RELAXED);
     __atomic_store_n(&l->r->ctx_size[d], bytes, __ATOMIC_RELAXED);
 }
 
-/* Refusals are counted for the node's exporter (cudacap/counters.h), in the
+/* Refusals are counted for the node's exporter (cudacap/abi_counters.h), in the
  * shared file only: the private ledger maps no file past its struct. The
  * hook layer calls this once per refusal the program sees. */
 void cc_ml_count_refusal(int h)
 {
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
-    if (l == &ml_sh && d >= 0 && d < CC_MEM_DEVS)
+    if (l == &ml.sh && d >= 0 && d < CC_MEM_DEVS)
         __atomic_fetch_add(&cc_mem_counters(l->r)->refusals[d], 1, __ATOMIC_RELAXED);
 }
 
@@ -229,7 +229,7 @@ void cc_ml_charge(int h, uint64_t bytes)
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
     if (!l) return;
-    __atomic_add_fetch(&ml_binds[h].m_used, bytes, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&ml.binds[h].m_used, bytes, __ATOMIC_SEQ_CST);
     __atomic_add_fetch(&l->r->used[d][slot], bytes, __ATOMIC_SEQ_CST);
 }
 
@@ -239,7 +239,7 @@ void cc_ml_release(int h, uint64_t bytes)
     struct ledger *l = ledger_of(h, &d, &slot);
     if (!l) return;
     sub_clamped(&l->r->used[d][slot], bytes); /* shared first, mirror after */
-    sub_clamped(&ml_binds[h].m_used, bytes);
+    sub_clamped(&ml.binds[h].m_used, bytes);
 }
 
 void cc_ml_set_overhead(int h, uint64_t bytes)
@@ -247,7 +247,7 @@ void cc_ml_set_overhead(int h, uint64_t bytes)
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
     if (!l) return;
-    __atomic_store_n(&ml_binds[h].m_ovh, bytes, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&ml.binds[h].m_ovh, bytes, __ATOMIC_SEQ_CST);
     __atomic_store_n(&l->r->overhead[d][slot], bytes, __ATOMIC_SEQ_CST);
 }
 
@@ -255,21 +255,21 @@ uint64_t cc_ml_overhead(int h)
 {
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
-    return l ? __atomic_load_n(&ml_binds[h].m_ovh, __ATOMIC_RELAXED) : 0;
+    return l ? __atomic_load_n(&ml.binds[h].m_ovh, __ATOMIC_RELAXED) : 0;
 }
 
 uint64_t cc_ml_used(int h)
 {
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
-    return l ? sum_dev(l, &ml_binds[h], d, slot) : 0;
+    return l ? sum_dev(l, &ml.binds[h], d, slot) : 0;
 }
 
 uint64_t cc_ml_own(int h)
 {
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
-    return l ? __atomic_load_n(&ml_binds[h].m_used, __ATOMIC_RELAXED) : 0;
+    return l ? __atomic_load_n(&ml.binds[h].m_used, __ATOMIC_RELAXED) : 0;
 }
 
 int cc_ml_shared(int h)

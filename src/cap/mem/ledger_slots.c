@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cap/mem/ledger_internal.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_mem_region.h"
 #include "os/os.h"
 #include "region/region.h"
 
@@ -45,10 +45,10 @@ int ml_live_lock(int fd, uint32_t pid)
 /* 1: pid holds its liveness byte; 0: it does not; -1: cannot tell. */
 static int live_held(uint32_t pid)
 {
-    if (ml_fd < 0 || pid == 0 || pid >= CC_MEM_LIVE_PIDS) return -1;
+    if (ml.fd < 0 || pid == 0 || pid >= CC_MEM_LIVE_PIDS) return -1;
     if (pid == (uint32_t)getpid()) return 1;
     off_t at, n;
-    return cc_os_lock_query(ml_fd, (off_t)(CC_MEM_LIVE_BASE + pid), 1, &at, &n);
+    return cc_os_lock_query(ml.fd, (off_t)(CC_MEM_LIVE_BASE + pid), 1, &at, &n);
 }
 
 /* The pids holding a liveness byte, other than us (at most max). */
@@ -143,12 +143,12 @@ int ml_sweep(struct ledger *l)
 
 int cc_ml_sweep(void)
 {
-    int n = ml_sweep(&ml_sh);
+    int n = ml_sweep(&ml.sh);
     /* And our own slot: the queries that sweep (cuMemGetInfo, NVML) show
      * a repaired figure. */
-    pthread_mutex_lock(&ml_mu);
+    pthread_mutex_lock(&ml.mu);
     ml_check_locked(0);
-    pthread_mutex_unlock(&ml_mu);
+    pthread_mutex_unlock(&ml.mu);
     return n;
 }
 
@@ -176,7 +176,7 @@ int ml_claim_slot(cc_mem_region_t *r)
             __atomic_store_n(&r->overhead[d][i], 0, __ATOMIC_SEQ_CST);
         }
         __atomic_store_n(&r->proc[i].start_time, cc_ml_start_time((pid_t)me), __ATOMIC_RELAXED);
-        __atomic_store_n(&r->proc[i].host_pid, ml_host_pid, __ATOMIC_RELAXED);
+        __atomic_store_n(&r->proc[i].host_pid, ml.host_pid, __ATOMIC_RELAXED);
         return i;
     }
     return -1;
@@ -192,26 +192,26 @@ void ml_publish_owner(cc_mem_region_t *r, int i)
 
 void cc_ml_set_host_pid(uint32_t host_pid)
 {
-    pthread_mutex_lock(&ml_mu);
-    __atomic_store_n(&ml_host_pid, host_pid, __ATOMIC_RELAXED);
-    int s = __atomic_load_n(&ml_sh.slot, __ATOMIC_RELAXED);
-    if (ml_sh.r && s >= 0) __atomic_store_n(&ml_sh.r->proc[s].host_pid, host_pid, __ATOMIC_RELAXED);
-    if (ml_pv.r) ml_pv.r->proc[0].host_pid = host_pid;
-    pthread_mutex_unlock(&ml_mu);
+    pthread_mutex_lock(&ml.mu);
+    __atomic_store_n(&ml.host_pid, host_pid, __ATOMIC_RELAXED);
+    int s = __atomic_load_n(&ml.sh.slot, __ATOMIC_RELAXED);
+    if (ml.sh.r && s >= 0) __atomic_store_n(&ml.sh.r->proc[s].host_pid, host_pid, __ATOMIC_RELAXED);
+    if (ml.pv.r) ml.pv.r->proc[0].host_pid = host_pid;
+    pthread_mutex_unlock(&ml.mu);
 }
 
-uint32_t cc_ml_host_pid(void) { return __atomic_load_n(&ml_host_pid, __ATOMIC_RELAXED); }
+uint32_t cc_ml_host_pid(void) { return __atomic_load_n(&ml.host_pid, __ATOMIC_RELAXED); }
 
 int cc_ml_host_pid_taken(uint32_t host_pid)
 {
-    if (!ml_sh.r || !ml_sh.shared) return 0;
-    int mine = __atomic_load_n(&ml_sh.slot, __ATOMIC_RELAXED);
+    if (!ml.sh.r || !ml.sh.shared) return 0;
+    int mine = __atomic_load_n(&ml.sh.slot, __ATOMIC_RELAXED);
     for (uint32_t i = 0; i < CC_MEM_SLOTS; i++) {
         if ((int)i == mine) continue;
-        uint32_t o = __atomic_load_n(&ml_sh.r->proc[i].owner, __ATOMIC_ACQUIRE);
+        uint32_t o = __atomic_load_n(&ml.sh.r->proc[i].owner, __ATOMIC_ACQUIRE);
         if (o && !(o & CC_MEM_REAPING) &&
-            __atomic_load_n(&ml_sh.r->proc[i].host_pid, __ATOMIC_RELAXED) == host_pid &&
-            owner_alive(o, __atomic_load_n(&ml_sh.r->proc[i].start_time, __ATOMIC_RELAXED)))
+            __atomic_load_n(&ml.sh.r->proc[i].host_pid, __ATOMIC_RELAXED) == host_pid &&
+            owner_alive(o, __atomic_load_n(&ml.sh.r->proc[i].start_time, __ATOMIC_RELAXED)))
             return 1;
     }
     return 0;

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cudacap/region.h"
+#include "cudacap/abi_region.h"
 
 #define CC_COMPUTE_FILE "compute.region"
 #define CC_COMPUTE_MAGIC 0x504d4343u /* "CCMP" */

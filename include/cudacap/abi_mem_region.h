@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cudacap/region.h"
+#include "cudacap/abi_region.h"
 
 #define CC_MEM_REGION_FILE "memory.region"
 #define CC_MEM_MAGIC 0x4d454d43u /* "CMEM" little endian */

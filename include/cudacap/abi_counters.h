@@ -17,8 +17,8 @@
 
 #include <stdint.h>
 
-#include "cudacap/compute_region.h"
-#include "cudacap/mem_region.h"
+#include "cudacap/abi_compute_region.h"
+#include "cudacap/abi_mem_region.h"
 
 #define CC_MEM_COUNTERS_OFFSET (512u << 10)  /* PERMANENT */
 #define CC_COMPUTE_COUNTERS_OFFSET 49152u     /* PERMANENT */
