@@ -10,7 +10,7 @@
 # injected LD_PRELOAD names the library alone, without its runtime).
 . "$(dirname "$0")/cli_lib.sh"
 [ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
-command -v podman >/dev/null && command -v runc >/dev/null || { echo "skip: no podman/runc"; exit 77; }
+need_tool podman podman && need_tool runc runc || { echo "skip: no podman/runc"; exit 77; }
 [ -z "$SANPRE" ] || { echo "skip: sanitizer build"; exit 77; }
 C=$CUDACAP
 T=$CLI_TEST_TMP

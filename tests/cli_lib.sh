@@ -34,6 +34,23 @@ expect() {
 has() { case "$out" in *"$1"*) ok "$2" ;; *) fail "$2: no \"$1\" in: $out" ;; esac; }
 hasnt() { case "$out" in *"$1"*) fail "$2: \"$1\" in: $out" ;; *) ok "$2" ;; esac; }
 
+# need_tool COMMAND PACKAGE / need_py MODULES PACKAGES: an optional tool a
+# check needs. Present: 0. Absent: 1 (the caller skips that check, saying
+# so), unless CUDACAP_REQUIRE_TOOLS=1 (.ci/run sets it where it installed
+# them as root): then the test fails at once, naming the Debian package, so
+# a CI machine that lost a tool cannot pass by skipping. need_py sets $PY.
+need_tool() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  [ "${CUDACAP_REQUIRE_TOOLS:-0}" = 1 ] || return 1
+  echo "FAIL: $1 is missing (Debian package $2) and CUDACAP_REQUIRE_TOOLS=1" >&2; exit 1
+}
+need_py() {
+  local p; PY=
+  for p in python3 /usr/bin/python3; do "$p" -c "import $1" 2>/dev/null && PY=$p && return 0; done
+  [ "${CUDACAP_REQUIRE_TOOLS:-0}" = 1 ] || return 1
+  echo "FAIL: no python3 with $1 (Debian packages $2) and CUDACAP_REQUIRE_TOOLS=1" >&2; exit 1
+}
+
 # wait_for FILE [SECONDS]: until FILE exists.
 wait_for() {
   local i; for ((i = 0; i < ${2:-10} * 20; i++)); do [ -e "$1" ] && return 0; sleep 0.05; done

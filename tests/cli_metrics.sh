@@ -24,7 +24,7 @@ bad=$(printf 'bad\377\376name')
 expect 0 "run in a non-UTF-8 folder" $C run --mem 64m --keep --state "$CUDACAP_ROOT/$bad" -- $WORKER alloc --chunk 8 --seconds 0
 expect 0 "metrics with it" $C metrics
 has "cudacap_fb_limit_bytes{cudacap_container=\"bad$(printf '\357\277\275\357\277\275')name\"" "replaced by U+FFFD"
-if command -v promtool >/dev/null; then
+if need_tool promtool prometheus; then
   printf '%s\n' "$out" > $CLI_TEST_TMP/u.prom
   lint=$(promtool check metrics < $CLI_TEST_TMP/u.prom 2>&1) && ok "promtool accepts it" || fail "promtool: $lint"
   printf '# HELP x_y x\n# TYPE x_y gauge\nx_y{a="b\377c"} 1\n' > $CLI_TEST_TMP/raw.prom

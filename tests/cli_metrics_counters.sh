@@ -25,7 +25,7 @@ for i in $(seq 60); do
   sleep 0.1
 done
 [ -n "$t" ] && ok "throttled seconds counted ($t s)" || fail "throttled: '${v:-}'"
-if command -v promtool >/dev/null; then
+if need_tool promtool prometheus; then
   printf '%s\n' "$out" > $CLI_TEST_TMP/m.prom
   lint=$(promtool check metrics < $CLI_TEST_TMP/m.prom 2>&1); rc=$?
   [ $rc = 0 ] && ok "promtool check metrics: clean" || fail "promtool ($rc): $lint"

@@ -71,6 +71,17 @@ if command -v script >/dev/null && script -qec true /dev/null >/dev/null 2>&1; t
     *) fail "no output: $(cat $T/tty.out)" ;; esac
   n=$(strip $T/top2.out | grep -c '^cudacap top ')
   [ "$n" -le 8 ] && ok "no frames while paused ($n)" || fail "$n frames in 1.3 s at 0.1 s with a pause"
+  # A terminal of 6 rows and more lines than that: 5 lines a frame, the
+  # header first, the last saying how many were left out.
+  for k in 1 2 3 4; do $C run --mem 256m --keep --name short$k -- $WORKER alloc --chunk 64 --seconds 0 >/dev/null 2>&1; done
+  timeout 10 script -qec "stty cols 100 rows 6; $C top --iterations 1" /dev/null > $T/top3.out 2>&1
+  lines=$(strip $T/top3.out | grep -v '^$')
+  nl=$(printf '%s\n' "$lines" | wc -l)
+  [ "$nl" -le 5 ] && ok "clipped to the terminal ($nl lines in 6 rows)" || fail "$nl lines in 6 rows: $lines"
+  printf '%s\n' "$lines" | head -1 | grep -q '^cudacap top ' && ok "the header stays" || fail "header: $lines"
+  printf '%s\n' "$lines" | tail -1 | grep -qE '^\.\.\. [0-9]+ more lines' && ok "says what was left out" \
+    || fail "no 'more lines': $lines"
+  printf '%s\n' "$lines" | grep -q '^GPU 0  mem ' && ok "a GPU line under the header" || fail "no GPU line: $lines"
 else
   echo "note: no script(1) pseudo-terminal; top's keys not tested"
 fi

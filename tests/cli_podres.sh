@@ -9,9 +9,7 @@
 # build that sends no WINDOW_UPDATE, where the >64 KiB answer must stall.
 . "$(dirname "$0")/cli_lib.sh"
 C=$CUDACAP
-PY=
-for p in python3 /usr/bin/python3; do "$p" -c 'import grpc, google.protobuf' 2>/dev/null && PY=$p && break; done
-if [ -z "$PY" ]; then
+if ! need_py "grpc, google.protobuf" "python3-grpcio python3-protobuf"; then
   echo "SKIP: no python3 with grpc and google.protobuf (Debian: python3-grpcio, python3-protobuf)"
   exit 77
 fi
@@ -69,7 +67,7 @@ n=$(printf '%s\n' "$out" | grep -c 'namespace=')
 # 8 since regions a container does not have give no region_ok sample (more
 # than 10 with them): the labelled containers' device, process and region series.
 [ "$n" -ge 8 ] && ok "$n labelled series" || fail "only $n labelled series"
-if command -v promtool >/dev/null; then
+if need_tool promtool prometheus; then
   printf '%s\n' "$out" >$CLI_TEST_TMP/m.prom
   lint=$(promtool check metrics <$CLI_TEST_TMP/m.prom 2>&1) && ok "promtool check metrics: clean" || fail "promtool: $lint"
 else

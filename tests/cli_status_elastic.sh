@@ -36,7 +36,7 @@ has "cudacap_sm_target_ratio{$U} " "target metric"
 has "cudacap_sm_borrowing{$U} 1" "borrowing metric"
 has "# TYPE cudacap_sm_borrowed_seconds_total counter" "borrowed counter"
 has "cudacap_sm_borrowed_seconds_total{$U} " "borrowed counter value"
-if command -v promtool >/dev/null; then
+if need_tool promtool prometheus; then
   printf '%s\n' "$out" > $CLI_TEST_TMP/e.prom
   lint=$(promtool check metrics < $CLI_TEST_TMP/e.prom 2>&1); rc=$?
   [ $rc = 0 ] && ok "promtool check metrics: clean with elastic series" || fail "promtool ($rc): $lint"

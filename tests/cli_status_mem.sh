@@ -18,6 +18,7 @@ start c2 512m 50 c
 pa=$(worker_pid $CLI_TEST_TMP/out.a); pb=$(worker_pid $CLI_TEST_TMP/out.b); pc=$(worker_pid $CLI_TEST_TMP/out.c)
 
 expect 0 "status --json" $C status --json
+hpa=$(jfield c1 pid host_pid $pa)
 [ "$(jfield c1 gpu memory_used_bytes)" = $(((100 + 64 + 200 + 64) * M)) ] && ok "c1 used = sum of its processes" \
   || fail "c1 used $(jfield c1 gpu memory_used_bytes)"
 [ "$(jfield c1 gpu memory_limit_bytes)" = $((1024 * M)) ] && ok "c1 cap" || fail "c1 cap $(jfield c1 gpu memory_limit_bytes)"
@@ -32,6 +33,11 @@ expect 0 "status --json" $C status --json
 expect 0 "status table" $C status
 has "428 MiB / 1.00 GiB" "c1 line"
 has "pid $pa" "lists a"
+# Its command name, read by its host pid (the simulator's NVML names the
+# real pid, which the library learns at its context's creation).
+[ "$hpa" = "$pa" ] && ok "a's host pid known ($hpa)" || fail "a's host pid: '$hpa'"
+printf '%s\n' "$out" | grep -q "^  pid $pa cudacap_demo_wo " && ok "process name (comm)" \
+  || fail "no name: $(printf '%s\n' "$out" | grep "pid $pa")"
 
 expect 0 "metrics" $C metrics
 U='UUID="GPU-5ac1ca00-0000-4000-8000-000000000000"'

@@ -9,6 +9,9 @@ expect 0 "three frames" env LC_ALL=C $C top --iterations 3 --interval 0.5
 n=$(printf '%s\n' "$out" | grep -c '^cudacap top ')
 [ "$n" = 3 ] && ok "3 frames" || fail "$n frames: $out"
 has "UTIL HISTORY" "history column"
+# The GPU line: the device's utilization and the caps on it (30 %).
+printf '%s\n' "$out" | grep -qE '^GPU 0  mem .* SM [0-9.]+% \(caps 30%\)  1 capped  GPU-' && ok "GPU line" \
+  || fail "GPU line: $(printf '%s\n' "$out" | grep '^GPU' | tail -1)"
 # ASCII ramp "_.:-=+*#%@": a container held near 30 % draws ":", "-" or "=".
 last=$(printf '%s\n' "$out" | grep '^t ' | tail -1)
 hist=$(printf '%s' "$last" | sed -E 's/^.* [0-9]+  //')

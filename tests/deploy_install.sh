@@ -69,8 +69,8 @@ expect 2 "bad --watch" sh $NI --watch abc; has "not a number" "says why"
 expect 1 "no host root" env HOST_ROOT=$T/none SRC_LIB=$LIB sh $NI --once; has "HOST_ROOT" "names it"
 
 # The manifests: a schema check, and a negative control on mutated copies.
-if command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
-  expect 0 "deploy_check" python3 $SRCDIR/tests/deploy_check.py $SRCDIR
+if need_py yaml python3-yaml; then
+  expect 0 "deploy_check" $PY $SRCDIR/tests/deploy_check.py $SRCDIR
   for mut in 's/^        - name: host-lib$/        - name: host-lbi/' 's/9477/9400/' \
              's/hostPath:$/hostpath:/' 's/type: DirectoryOrCreate/type: DirOrCreate/' \
              's|"/usr/share/cudacap/node-install.sh", "--once"|"/usr/share/cudacap/install.sh", "--once"|' \
@@ -83,7 +83,7 @@ if command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
              's|value: /host/proc/driver/nvidia/gpus|value: /hostproc/driver/nvidia/gpus|'; do
     rm -rf $T/mut && mkdir -p $T/mut && cp -r $SRCDIR/deploy $T/mut/ && sed -i "$mut" $T/mut/deploy/daemonset.yaml
     cmp -s $SRCDIR/deploy/daemonset.yaml $T/mut/deploy/daemonset.yaml && fail "mutation '$mut' changed nothing"
-    out=$(python3 $SRCDIR/tests/deploy_check.py $T/mut 2>&1); rc=$?
+    out=$($PY $SRCDIR/tests/deploy_check.py $T/mut 2>&1); rc=$?
     [ $rc = 1 ] && ok "mutation '$mut' caught: $(printf '%s' "$out" | head -1)" || fail "mutation '$mut' passed: $out"
   done
 else

@@ -5,9 +5,7 @@
 . "$(dirname "$0")/cli_lib.sh"
 T=$CLI_TEST_TMP
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
-PY=
-for p in python3 /usr/bin/python3; do "$p" -c 'import yaml' 2>/dev/null && PY=$p && break; done
-[ -z "$PY" ] && echo "SKIP: no python3 with yaml (python3-yaml)" && exit 77
+need_py yaml python3-yaml || { echo "SKIP: no python3 with yaml (python3-yaml)"; exit 77; }
 expect 0 "deploy_check" $PY $SRCDIR/tests/deploy_check.py $SRCDIR
 out=$($PY - $SRCDIR/deploy/daemonset.yaml <<'PYEOF'
 import sys, yaml

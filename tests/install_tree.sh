@@ -30,7 +30,7 @@ grep -q "^ExecStart=$P/bin/cudacap metrics --listen :9477\$" "$U" && ok "exporte
   || fail "unit: $(grep ExecStart "$U" 2>&1)"
 # systemd's own parser (offline: no running systemd needed; --man=no: the
 # man page lies in this prefix, not where man looks).
-if command -v systemd-analyze >/dev/null; then
+if need_tool systemd-analyze systemd; then
   out=$(systemd-analyze verify --man=no "$U" 2>&1); rc=$?
   [ $rc = 0 ] && ok "systemd-analyze verify accepts the unit" || fail "systemd-analyze verify ($rc): $out"
 else

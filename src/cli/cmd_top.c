@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/gpu_info.h"
 #include "cli/render.h"
 
 #define MAX_CONTAINERS SNAP_MAX_CONTAINERS
@@ -71,22 +72,41 @@ static void draw_hist(const struct hist *h, char *out, size_t len, int utf8)
     out[o] = 0;
 }
 
-/* The terminal's width (0: unlimited): TIOCGWINSZ on stdout, else $COLUMNS. */
-static int width(void)
+/* The terminal's size (0: unlimited): TIOCGWINSZ on stdout, else $COLUMNS
+ * and $LINES. */
+static int env_dim(const char *name)
 {
-    struct winsize ws;
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-    const char *c = getenv("COLUMNS");
+    const char *c = getenv(name);
     long v = c ? strtol(c, NULL, 10) : 0;
     return v > 0 && v < 10000 ? (int)v : 0;
 }
+static void term_size(int *cols, int *rows)
+{
+    struct winsize ws;
+    int ok = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0;
+    *cols = ok && ws.ws_col > 0 ? ws.ws_col : env_dim("COLUMNS");
+    *rows = ok && ws.ws_row > 0 ? ws.ws_row : env_dim("LINES");
+}
 
 /* Writes buf line by line, each cut to cols display columns (a UTF-8
- * character counts one; continuation bytes none). */
-static void put_cut(const char *buf, size_t len, int cols)
+ * character counts one; continuation bytes none), and at most rows - 1
+ * lines (rows 0: all): past that, the last line says how many were left
+ * out, so the header never scrolls off a short terminal. */
+static void put_cut(const char *buf, size_t len, int cols, int rows)
 {
     const char *p = buf, *end = buf + len;
+    int total = 0, shown = 0;
+    for (const char *q = buf; q < end; q++) total += *q == '\n';
+    if (len && buf[len - 1] != '\n') total++;
     while (p < end) {
+        if (rows > 1 && total > rows - 1 && shown == rows - 2) {
+            char more[64];
+            int m = snprintf(more, sizeof more, "... %d more line%s (a taller terminal, or --brief)\n",
+                             total - shown, total - shown == 1 ? "" : "s");
+            put_cut(more, (size_t)m, cols, 0);
+            return;
+        }
+        shown++;
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end, *q = p;
         int w = 0;
@@ -116,6 +136,33 @@ static int util_of(const struct snap *x)
     for (int i = 0; i < x->ndev; i++)
         if (x->dev[i].has_sample && (int)x->dev[i].util_pm > u) u = (int)x->dev[i].util_pm;
     return u;
+}
+
+static void human(uint64_t b, char *out, size_t len)
+{
+    if (b >= (1ull << 30)) snprintf(out, len, "%.1fG", (double)b / (1ull << 30));
+    else snprintf(out, len, "%.0fM", (double)b / (1ull << 20));
+}
+
+/* One line per device under the header: the containers' memory in use
+ * against the device's (NVML, when it can be loaded) and what their caps
+ * promise, the device's utilization (every user) and the sum of the SM
+ * caps. */
+static void gpu_lines(FILE *f, struct snap *const *s, int n)
+{
+    struct gpu_total t[16];
+    int nt = gpu_totals(s, n, t, 16);
+    for (int k = 0; k < nt; k++) {
+        char used[16], caps[16], tot[16] = "?", util[16];
+        uint64_t total;
+        human(t[k].mem_used, used, sizeof used);
+        human(t[k].mem_caps, caps, sizeof caps);
+        if (gpu_mem_total(t[k].d->uuid, &total)) human(total, tot, sizeof tot);
+        render_pct(t[k].has_util, t[k].util_pm, util, sizeof util);
+        fprintf(f, "GPU %d  mem %s / %s (caps %s)  SM %s (caps %u%%)  %d capped  %.20s\n", t[k].d->index,
+                used, tot, t[k].mem_capped ? caps : "-", util, t[k].sm_caps_pm / 10, t[k].containers,
+                t[k].d->uuid);
+    }
 }
 
 static int sort_key;
@@ -245,11 +292,14 @@ int cmd_top(int argc, char **argv)
         /* What a narrow terminal must keep comes first; ROOT last. */
         fprintf(f, "cudacap top  %s  %d container%s  sort: %s%s%s  %s\n", ts, n, n == 1 ? "" : "s",
                 sort_word[sortk], paused ? "  PAUSED" : "", keys ? "  [q quit, s sort, p pause]" : "", root);
+        gpu_lines(f, s2, n);
         if (n) render_table(f, s2, n, brief, hp2);
         fclose(f);
         if (tty) fputs("\033[H\033[2J", stdout);
         else if (it) fputc('\n', stdout);
-        put_cut(frame, flen, tty ? width() : 0);
+        int cols = 0, rows = 0;
+        if (tty) term_size(&cols, &rows);
+        put_cut(frame, flen, cols, rows);
         free(frame);
         fflush(stdout);
         snap_release(s, n);

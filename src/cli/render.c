@@ -36,6 +36,26 @@ static void owner_str(const struct snap_dev *d, char *buf, size_t len)
     else snprintf(buf, len, "held");
 }
 
+/* A live process's command name (/proc/<host pid>/comm, printable ASCII
+ * only, at most 15 characters), by its host pid: the pid in the
+ * container's namespace may name another process here. "" when the host
+ * pid is not known or the file cannot be read. */
+static void comm_of(const struct snap_proc *q, char *out, size_t len)
+{
+    out[0] = 0;
+    if (!q->alive || !q->host_pid || len < 2) return;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%u/comm", q->host_pid);
+    FILE *c = fopen(path, "re");
+    if (!c) return;
+    size_t n = fread(out, 1, len - 1, c);
+    fclose(c);
+    out[n] = 0;
+    for (size_t i = 0; i < n; i++)
+        if (out[i] == '\n') out[i] = 0, n = i;
+        else if (out[i] < 0x20 || out[i] > 0x7e) out[i] = '?';
+}
+
 void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *const *hist)
 {
     fprintf(f, "%-20s %-4s %-27s %-17s %-10s %5s%s\n", "CONTAINER", "GPU", "MEMORY USED / CAP",
@@ -82,8 +102,9 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
         if (brief) continue;
         for (int p = 0; p < x->nproc; p++) {
             const struct snap_proc *q = &x->proc[p];
-            char hp[24] = "", mem[160] = "", util[160] = "", one[64], bb[24], pc[16];
+            char hp[24] = "", mem[160] = "", util[160] = "", one[64], bb[24], pc[16], name[20];
             if (q->host_pid && q->host_pid != q->pid) snprintf(hp, sizeof hp, " (host %u)", q->host_pid);
+            comm_of(q, name, sizeof name);
             if (q->has_mem)
                 for (int i = 0; i < x->ndev; i++) {
                     if (!x->dev[i].has_mem) continue;
@@ -102,8 +123,8 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
                     snprintf(one, sizeof one, "  [samples gpu%d]", x->dev[i].index);
                     strncat(util, one, sizeof util - strlen(util) - 1);
                 }
-            fprintf(f, "  pid %u%s  %s%s%s\n", q->pid, hp, mem[0] ? mem : "memory -", util,
-                    q->alive ? "" : "  [exited; not counted]");
+            fprintf(f, "  pid %u%s%s%s  %s%s%s\n", q->pid, hp, name[0] ? " " : "", name,
+                    mem[0] ? mem : "memory -", util, q->alive ? "" : "  [exited; not counted]");
         }
     }
 }

@@ -232,21 +232,13 @@ static void device_util(FILE *f, struct snap *const *s, int n)
 {
     head(f, "cudacap_gpu_utilization_ratio", "gauge",
          "SM utilization of the whole device (every user), 0..1, from the freshest sample of any container.");
-    const struct snap_dev *best[64];
-    int nb = 0;
-    for (int c = 0; c < n; c++)
-        for (int i = 0; i < s[c]->ndev; i++) {
-            const struct snap_dev *d = &s[c]->dev[i];
-            if (!d->has_sm || !d->has_sample) continue;
-            int k = 0;
-            while (k < nb && strcmp(best[k]->uuid, d->uuid)) k++;
-            if (k == nb && nb < 64) best[nb++] = d;
-            else if (k < nb && d->sample_age_ns < best[k]->sample_age_ns) best[k] = d;
-        }
-    for (int k = 0; k < nb; k++) {
+    struct gpu_total t[64];
+    int nt = gpu_totals(s, n, t, 64);
+    for (int k = 0; k < nt; k++) {
+        if (!t[k].has_util) continue;
         fputs("cudacap_gpu_utilization_ratio", f);
-        labels(f, NULL, NULL, best[k], NULL);
-        fprintf(f, " %.10g\n", best[k]->dev_util_pm / 1000.0);
+        labels(f, NULL, NULL, t[k].d, NULL);
+        fprintf(f, " %.10g\n", t[k].util_pm / 1000.0);
     }
 }
 
@@ -256,31 +248,10 @@ static void device_util(FILE *f, struct snap *const *s, int n)
  * question: how much of this GPU has been promised. */
 static void device_totals(FILE *f, struct snap *const *s, int n)
 {
-    struct tot {
-        const struct snap_dev *d; /* the first container's view: gpu, UUID labels */
-        uint64_t mem_caps;
-        uint32_t sm_caps_pm;
-        int containers, mem_capped;
-    } t[64];
-    int nt = 0;
-    for (int c = 0; c < n; c++)
-        for (int i = 0; i < s[c]->ndev; i++) {
-            const struct snap_dev *d = &s[c]->dev[i];
-            uint64_t mem = d->has_mem ? d->mem_limit : 0;
-            uint32_t sm = d->has_sm ? d->sm_limit_pm : 0;
-            if (!mem && !sm) continue;
-            int k = 0;
-            while (k < nt && strcmp(t[k].d->uuid, d->uuid)) k++;
-            if (k == nt) {
-                if (nt == 64) continue;
-                memset(&t[nt], 0, sizeof t[nt]);
-                t[nt++].d = d;
-            }
-            t[k].mem_caps += mem;
-            t[k].mem_capped += mem != 0;
-            t[k].sm_caps_pm += sm;
-            t[k].containers++;
-        }
+    struct gpu_total all[64], t[64];
+    int na = gpu_totals(s, n, all, 64), nt = 0;
+    for (int k = 0; k < na; k++)
+        if (all[k].containers) t[nt++] = all[k];
     head(f, "cudacap_gpu_containers", "gauge", "Containers with a memory or SM cap on the device.");
     for (int k = 0; k < nt; k++) {
         fputs("cudacap_gpu_containers", f);
