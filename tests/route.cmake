@@ -44,3 +44,31 @@ foreach(nd 2 4)
   endif()
 endforeach()
 
+
+# Libraries opened with RTLD_DEEPBIND (issue 25; docs/interception.md): a
+# plugin linked against the driver, found by its bare name through the
+# program's RUNPATH only (a folder of its own, not on LD_LIBRARY_PATH).
+# Control: the library with the flag honoured and nothing bound
+# (CC_TEST_DEEPBIND_UNBOUND).
+add_library(ccdeep SHARED fixtures/deepbind_plugin.c)
+target_include_directories(ccdeep PRIVATE ${CUDA_INCLUDE_DIR})
+target_link_libraries(ccdeep PRIVATE ${SIM_CUDA} dl)
+add_dependencies(ccdeep ${CUDACAP_SIM_TARGETS})
+set_target_properties(ccdeep PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CUDACAP_TEST_DIR}/deepbind)
+cc_sim_client(route_deepbind route_deepbind.c)
+add_dependencies(route_deepbind ccdeep)
+# The build's RPATH is off project-wide (tests find the simulator through
+# LD_LIBRARY_PATH): this one program gets a RUNPATH of its own.
+target_link_options(route_deepbind PRIVATE "-Wl,--enable-new-dtags,-rpath,${CUDACAP_TEST_DIR}/deepbind")
+set(env_deep_mem CUDACAP_MEM_LIMIT=1g CUDACAP_SIM_MEM=8g CUDACAP_SIM_CTX_MEM=64m)
+foreach(b now lazy)
+  cc_add_preloaded_test(route.deepbind.alloc.${b} route_deepbind alloc ${b})
+  set_property(TEST route.deepbind.alloc.${b} APPEND PROPERTY ENVIRONMENT ${env_deep_mem})
+endforeach()
+cc_add_preloaded_test(route.deepbind.launch route_deepbind launch)
+set_property(TEST route.deepbind.launch APPEND PROPERTY ENVIRONMENT CUDACAP_SM_LIMIT=30)
+cc_add_preloaded_test(route.deepbind.runpath route_deepbind runpath)
+cc_preload_control_mode(route.deepbind.alloc.control route_deepbind "alloc;now"
+                        cudacap_deepbind_unbound CC_TEST_DEEPBIND_UNBOUND ${env_deep_mem})
+cc_preload_control_mode(route.deepbind.launch.control route_deepbind launch
+                        cudacap_deepbind_unbound CC_TEST_DEEPBIND_UNBOUND CUDACAP_SM_LIMIT=30)

@@ -20,6 +20,7 @@
       "mem.ctx.late.control mem.ctx.fork.control mem.ctx.learn.control mem.ctx.code.control")                          \
     X(CC_TEST_CTX_UNCHARGED, "hook/memory_ctx.c", "faults.loop.control.nvml_procs")                                    \
     X(CC_TEST_CURRENT_DEVICE, "hook/devices.c hook/memory_pool.c", "route.2dev.kernel.control route.2dev.pool.control") \
+    X(CC_TEST_DEEPBIND_UNBOUND, "hook/deepbind.c", "route.deepbind.alloc.control route.deepbind.launch.control") \
     X(CC_ML_TEST_LOCAL_ONLY, "cap/mem/ledger_reserve.c", "mem.ledger.race.negative_control mem.preload.race.negative_control")                           \
     X(CC_ML_TEST_NO_SWEEP, "cap/mem/ledger_slots.c", "mem.ledger.kill_storm.negative_control mem.preload.kill_storm.negative_control")                        \
     X(CC_ML_TEST_NO_REJOIN, "cap/mem/ledger_attach.c", "faults.lib.control.rejoin")                                    \

@@ -1,5 +1,6 @@
-/* dlsym interception. The exported dlsym is a few instructions of assembly
- * (dlsym_<arch>.S) that ask cc_dlsym_lookup first and otherwise JUMP to the
+/* dlsym interception, and the first step of dlopen's. The exported dlsym is
+ * a few instructions of assembly (dl_stubs_<arch>.S) that ask
+ * cc_dlsym_lookup first and otherwise JUMP to the
  * C library's dlsym, so the real dlsym sees the caller's return address:
  * dlsym(RTLD_NEXT, ...) keeps meaning "next after the caller", which a C
  * wrapper calling on would silently change to "next after cudacap".
@@ -65,6 +66,46 @@ __attribute__((visibility("hidden"))) void *cc_dlsym_lookup(void *handle, const 
             if (same(name, cc_hooks[i].name)) return cc_hooks[i].hook;
     cc_resolve_real_dlsym(); /* the stub jumps through cc_real_dlsym next */
     return NULL;
+}
+
+/* ---- dlopen --------------------------------------------------------------- */
+
+void *(*cc_real_dlopen)(const char *, int);
+
+static void *no_dlopen(const char *f, int m)
+{
+    (void)f;
+    (void)m;
+    return NULL;
+}
+
+/* Where the dlopen stub goes: the C library's dlopen, jumped to with the
+ * caller's return address in place, for every open but RTLD_DEEPBIND ones;
+ * NULL sends those to cc_dlopen_deep (deepbind.c), which binds the opened
+ * libraries' CUDA imports to cudacap. Cost: one load and two branches once
+ * resolved; dlopen is not a hot path. */
+__attribute__((visibility("hidden"))) void *cc_dlopen_target(const char *file, int mode)
+{
+    (void)file;
+    void *(*f)(const char *, int) = __atomic_load_n(&cc_real_dlopen, __ATOMIC_ACQUIRE);
+    if (!f) {
+        /* As for dlsym: racing threads compute the same pointer. */
+        static const char *const vers[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17", NULL};
+        void *p = NULL;
+        for (int i = 0; !p && vers[i]; i++) p = dlvsym(RTLD_NEXT, "dlopen", vers[i]);
+        if (!p) {
+            cc_error("cannot find the C library's dlopen; dlopen will fail");
+            p = (void *)no_dlopen;
+        }
+        f = (void *(*)(const char *, int))p;
+        __atomic_store_n(&cc_real_dlopen, f, __ATOMIC_RELEASE);
+    }
+#ifdef RTLD_DEEPBIND
+    if ((mode & RTLD_DEEPBIND) && f != no_dlopen) return NULL;
+#else
+    (void)mode;
+#endif
+    return (void *)f;
 }
 
 #if !defined(__x86_64__) && !defined(__aarch64__)
