@@ -23,6 +23,14 @@ endfunction()
 cc_sim_client(faults_lib faults_lib.c)
 target_link_libraries(faults_lib PRIVATE pthread)
 cc_fault_test(faults.lib "${CUDACAP_PRELOAD}" 180 faults_lib ${CMAKE_BINARY_DIR}/state/faults.lib)
+# The same on 2 and 4 simulated devices (issue 25): the work on the last
+# device, device 0's context current in the launching thread.
+foreach(nd 2 4)
+  set(EXTRA_ENV CUDACAP_SIM_DEVICES=${nd})
+  cc_fault_test(faults.lib.${nd}dev "${CUDACAP_PRELOAD}" 180 faults_lib
+                ${CMAKE_BINARY_DIR}/state/faults.lib.${nd}dev)
+endforeach()
+unset(EXTRA_ENV)
 
 # Negative control: the library without the two fixes the campaign found
 # (a process that found memory.region unusable at start never joins the

@@ -29,7 +29,10 @@
  * new random seeds. FAULTS_SEED fixes the first seed (printed on failure).
  * Usage: faults_lib BASE_DIR [--long N] [--only TEXT[|TEXT...]]
  * Environment: FAULTS_PRELOAD (what the workers get as LD_PRELOAD),
- * CUDACAP_SIM_DIR, CUDACAP_SIM_CTX_MEM (must be 16m). */
+ * CUDACAP_SIM_DIR, CUDACAP_SIM_CTX_MEM (must be 16m). With
+ * CUDACAP_SIM_DEVICES=N > 1 the workers allocate on, and launch on a stream
+ * of, the last device (every device capped alike) while their launching
+ * thread keeps device 0's context current; the witness reads that device. */
 #include <cuda.h>
 #include <dirent.h>
 #include <errno.h>
@@ -84,7 +87,11 @@ static struct shm *S;
 
 /* ---- worker ------------------------------------------------------------- */
 
-static CUcontext g_ctx;
+/* g_ctx: the last device's context, where the workers allocate and launch
+ * (device 0 on one simulated device); g_ctx0: device 0's, current in the
+ * launching thread when there are several, so that every launch goes
+ * through the stream's-device route (docs/interception.md, "Which device"). */
+static CUcontext g_ctx, g_ctx0;
 static CUfunction g_fn;
 static int g_me;
 
@@ -94,6 +101,7 @@ static void *launcher(void *arg)
     cuCtxSetCurrent(g_ctx);
     CUstream st;
     if (cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return NULL;
+    cuCtxSetCurrent(g_ctx0);
     for (unsigned i = 0;; i++) {
         void *args[] = {NULL};
         if (cuLaunchKernel(g_fn, 1, 1, 1, 32, 1, 1, 0, st, args, NULL) != CUDA_SUCCESS)
@@ -105,25 +113,32 @@ static void *launcher(void *arg)
     return NULL;
 }
 
+/* A full container refuses a new context (context admission): the late
+ * joiner waits for the churners to drop some, at most 5 s. */
+static CUresult retain(int ordinal, CUcontext *ctx)
+{
+    CUdevice dev;
+    CUresult rr = cuDeviceGet(&dev, ordinal);
+    for (int t = 0; rr == CUDA_SUCCESS && t < 2500; t++) {
+        CUresult e = cuDevicePrimaryCtxRetain(ctx, dev);
+        if (e != CUDA_ERROR_OUT_OF_MEMORY) return e;
+        if (t == 2499) rr = e;
+        usleep(2000);
+    }
+    return rr;
+}
+
 static int worker(int id)
 {
     g_me = id;
     struct wslot *w = &S->w[id];
-    CUdevice dev;
     CUmodule mod;
-    /* A full container refuses a new context (context admission): the late
-     * joiner waits for the churners to drop some, at most 5 s. */
+    int ndev = 0;
     CUresult rr = cuInit(0);
-    if (!rr) rr = cuDeviceGet(&dev, 0);
-    for (int t = 0; rr == CUDA_SUCCESS && t < 2500; t++) {
-        CUresult e = cuDevicePrimaryCtxRetain(&g_ctx, dev);
-        if (e != CUDA_ERROR_OUT_OF_MEMORY) {
-            rr = e;
-            break;
-        }
-        if (t == 2499) rr = e;
-        usleep(2000);
-    }
+    if (!rr) rr = cuDeviceGetCount(&ndev);
+    if (!rr && ndev < 1) rr = CUDA_ERROR_NO_DEVICE;
+    if (!rr) rr = retain(0, &g_ctx0);
+    if (!rr) rr = ndev > 1 ? retain(ndev - 1, &g_ctx) : (g_ctx = g_ctx0, CUDA_SUCCESS);
     if (rr || cuCtxSetCurrent(g_ctx) || cuModuleLoadData(&mod, test_ptx) ||
         cuModuleGetFunction(&g_fn, mod, "spin_50us")) {
         fprintf(stderr, "worker %d: CUDA setup failed (%d)\n", id, (int)rr);
@@ -426,9 +441,11 @@ static uint64_t nvml_mem(const int *pids, int n, uint64_t *per)
 {
     nvmlDevice_t d;
     nvmlProcessInfo_t p[128];
-    unsigned cnt = 128;
+    unsigned cnt = 128, ndev = 1;
     for (int k = 0; k < n; k++) per[k] = 0;
-    if (nvmlDeviceGetHandleByIndex_v2(0, &d) != NVML_SUCCESS ||
+    /* The device the workers allocate on: the last one. */
+    if (nvmlDeviceGetCount_v2(&ndev) != NVML_SUCCESS || ndev < 1 ||
+        nvmlDeviceGetHandleByIndex_v2(ndev - 1, &d) != NVML_SUCCESS ||
         nvmlDeviceGetComputeRunningProcesses_v3(d, &cnt, p) != NVML_SUCCESS)
         return 0;
     uint64_t s = 0;
