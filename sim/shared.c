@@ -179,8 +179,32 @@ static uint32_t host_pid(void)
     return cc_os_nspid(&first, 1) >= 1 && first ? first : (uint32_t)getpid();
 }
 
+/* Our pid namespace: two processes are one only with the same pid in the
+ * same namespace (a sidecar's pid 1 is not ours). */
+static uint32_t my_pidns(void)
+{
+    static pid_t for_pid; /* read again in a fork child: it may be in a new namespace */
+    static uint32_t ns;
+    pid_t me = getpid();
+    if (for_pid != me) {
+        uint64_t id = 0;
+        ns = cc_os_pidns(&id) == 0 ? (uint32_t)id : 0;
+        for_pid = me;
+    }
+    return ns;
+}
+
+static int is_me(const struct sim_proc *p)
+{
+    return p->in_use && p->pid == (uint32_t)getpid() && p->pidns == my_pidns();
+}
+
 static int proc_alive(const struct sim_proc *p)
 {
+    /* Another namespace's pid means nothing here: alive until it releases
+     * its slot (a killed one's memory stays, as a leak would). */
+    if (p->pidns != my_pidns())
+        return 1;
     if (!cc_os_pid_alive((pid_t)p->pid))
         return 0;
     uint64_t st = start_time_of((pid_t)p->pid);
@@ -192,7 +216,7 @@ void sim_sweep_locked(struct sim_shared *s)
     pid_t me = getpid();
     for (int i = 0; i < SIM_MAX_PROC; i++) {
         struct sim_proc *p = &s->procs[i];
-        if (p->in_use && (pid_t)p->pid != me && !proc_alive(p))
+        if (p->in_use && !((pid_t)p->pid == me && p->pidns == my_pidns()) && !proc_alive(p))
             memset(p, 0, sizeof *p);
     }
 }
@@ -200,14 +224,14 @@ void sim_sweep_locked(struct sim_shared *s)
 int sim_my_slot_locked(struct sim_shared *s)
 {
     pid_t me = getpid();
-    if (g_slot >= 0 && g_slot_pid == me && s->procs[g_slot].in_use && s->procs[g_slot].pid == (uint32_t)me)
+    if (g_slot >= 0 && g_slot_pid == me && is_me(&s->procs[g_slot]))
         return g_slot;
     int free_i = -1;
     for (int pass = 0; pass < 2 && free_i < 0; pass++) {
         if (pass)
             sim_sweep_locked(s);
         for (int i = 0; i < SIM_MAX_PROC; i++) {
-            if (s->procs[i].in_use && s->procs[i].pid == (uint32_t)me) {
+            if (is_me(&s->procs[i])) {
                 free_i = i;
                 break;
             }
@@ -222,6 +246,7 @@ int sim_my_slot_locked(struct sim_shared *s)
     struct sim_proc *p = &s->procs[free_i];
     memset(p, 0, sizeof *p);
     p->pid = (uint32_t)me;
+    p->pidns = my_pidns();
     p->nvml_pid = (uint32_t)((int64_t)host_pid() + sim_config()->pid_offset);
     p->start_time = start_time_of(me);
     p->in_use = 1;
@@ -236,7 +261,7 @@ void sim_release_my_slot(void)
     if (!s || g_slot < 0 || g_slot_pid != getpid())
         return;
     sim_lock(s);
-    if (s->procs[g_slot].pid == (uint32_t)g_slot_pid)
+    if (is_me(&s->procs[g_slot]))
         memset(&s->procs[g_slot], 0, sizeof s->procs[g_slot]);
     sim_unlock(s);
     g_slot = -1;

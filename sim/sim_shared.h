@@ -11,7 +11,7 @@
 #define SIM_MAX_PROC 256
 #define SIM_RING 16384
 #define SIM_MAGIC 0x43534d31u /* "CSM1" */
-#define SIM_LAYOUT 5u
+#define SIM_LAYOUT 6u
 
 struct sim_ival {             /* one busy interval of the device timeline */
     uint64_t start_ns;        /* CLOCK_MONOTONIC */
@@ -37,7 +37,7 @@ struct sim_proc {
     uint32_t in_use;
     uint32_t pid;             /* getpid(), for liveness */
     uint32_t nvml_pid;        /* host pid + CUDACAP_SIM_PID_OFFSET */
-    uint32_t pad;
+    uint32_t pidns;           /* pid namespace inode (low 32 bits): pid is a pid there */
     uint64_t start_time;      /* /proc/<pid>/stat field 22 */
     uint64_t mem[SIM_MAX_DEV];/* device bytes incl. context memory */
     uint32_t ctx[SIM_MAX_DEV];/* live contexts per device */

@@ -119,7 +119,8 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", argv[1], argv[1]);
     if (system(cmd) != 0) return 1;
     S = mp_shared(sizeof *S);
-    R = cc_compute_region_open(argv[1]);
+    struct cc_pkey key;
+    R = cc_compute_region_open(argv[1], &key);
     if (!R) return 1;
     L = cc_compute_claim_device(R, "GPU-forged-0000", NOMINAL, 1000);
     if (L < 0) return 1;

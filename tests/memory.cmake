@@ -117,6 +117,24 @@ cc_mem_mp_test(mem.preload.kill_storm.negative_control kill cudacap_ml_nosweep $
 cc_mem_mp_test(mem.preload.unwritable unwritable "" CUDACAP_MEM_LIMIT=512m CUDACAP_SIM_MEM=8g
                CUDACAP_SIM_CTX_MEM=64m)
 
+# Pid namespaces sharing one folder (issue 25, item 7; tests/mem_pidns.c).
+# Control: the pid as the only process key (CC_TEST_PID_KEY).
+cc_sim_client(mem_pidns mem_pidns.c)
+set(MEM_PIDNS_ENV CUDACAP_MEM_LIMIT=1g CUDACAP_SIM_MEM=8g CUDACAP_SIM_CTX_MEM=64m CUDACAP_SM_LIMIT=50)
+cc_add_preloaded_test(mem.pidns mem_pidns)
+cc_memory_control_lib(cudacap_pid_key CC_TEST_PID_KEY)
+add_dependencies(mem_pidns cudacap_pid_key)
+add_test(NAME mem.pidns.control COMMAND mem_pidns)
+cc_preload_env(env mem.pidns.control ${MEM_PIDNS_ENV})
+string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/cudacap_pid_key/libcudacap.so"
+       pre "${CUDACAP_PRELOAD}")
+list(FILTER env EXCLUDE REGEX "^LD_PRELOAD=")
+list(APPEND env "LD_PRELOAD=${pre}")
+set_tests_properties(mem.pidns.control PROPERTIES ENVIRONMENT "${env}" WILL_FAIL TRUE)
+set_property(TEST mem.pidns APPEND PROPERTY ENVIRONMENT ${MEM_PIDNS_ENV})
+set_tests_properties(mem.pidns mem.pidns.control PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
+                     LABELS "memory;concurrency")
+
 # The ledger suites are concurrency suites too (ThreadSanitizer runs them).
 set_tests_properties(mem.ledger.race mem.ledger.kill_storm mem.ledger.race.negative_control
                      mem.ledger.kill_storm.negative_control PROPERTIES LABELS concurrency)

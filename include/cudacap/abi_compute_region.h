@@ -17,8 +17,9 @@
 
 #define CC_COMPUTE_FILE "compute.region"
 #define CC_COMPUTE_MAGIC 0x504d4343u /* "CCMP" */
-#define CC_COMPUTE_LAYOUT 5u /* 2: per-process utilization, sampling owner; 3: accrual stamps;
-                             * 4: elastic state; 5: pacing state */
+#define CC_COMPUTE_LAYOUT 6u /* 2: per-process utilization, sampling owner; 3: accrual stamps;
+                             * 4: elastic state; 5: pacing state; 6: process keys and
+                             * liveness bytes */
 #define CC_COMPUTE_FILE_SIZE 65536u /* PERMANENT: never changes across versions */
 #define CC_COMPUTE_DEVICES 16u
 #define CC_COMPUTE_PROCS 256u
@@ -67,11 +68,19 @@ typedef struct cc_compute_uuid {
 } cc_compute_uuid_t;
 _Static_assert(sizeof(cc_compute_uuid_t) == 48, "uuid slot");
 
+/* Liveness bytes, as in the memory region: every process with a slot in
+ * the process table holds an OFD write lock (classic POSIX on old kernels)
+ * on the byte at CC_COMPUTE_LIVE_BASE + its process key (abi_region.h,
+ * CC_KEY_PIDS) of compute.region while it lives; beyond the end of the
+ * file. A slot is free for reuse once its key's byte is not held. */
+#define CC_COMPUTE_LIVE_BASE ((uint64_t)CC_COMPUTE_FILE_SIZE)
+
 /* The container's processes, so the sampling owner can join NVML's
  * per-process samples (host pids) to this container. */
 #define CC_COMPUTE_UTIL_UNKNOWN 0xffffu
 typedef struct cc_compute_proc {
-    uint32_t pid;      /* pid in the container (liveness); 0 = free (CAS-claimed) */
+    uint32_t pid;      /* the process's key (its pid, or a probed key when another pid
+                        * namespace's process has that pid); 0 = free (CAS-claimed) */
     uint32_t host_pid; /* pid as NVML reports it; 0 = not known yet */
     /* This process's SM utilization (permille) on each device line, as the
      * line's sampling owner last published it; CC_COMPUTE_UTIL_UNKNOWN when
@@ -86,7 +95,7 @@ _Static_assert(offsetof(cc_compute_proc_t, util_pm) == 8, "proc util_pm");
 /* Who samples each device line: written by the sampling owner when it
  * publishes (relaxed; display only, trust it only while the lock is held). */
 typedef struct cc_compute_owner {
-    uint32_t pid;      /* the owner's pid in the container; 0 = none yet */
+    uint32_t pid;      /* the owner's process key (cc_compute_proc_t.pid); 0 = none yet */
     uint32_t host_pid; /* as NVML reports it; 0 = unknown */
 } cc_compute_owner_t;
 _Static_assert(sizeof(cc_compute_owner_t) == 8, "owner slot");
@@ -132,7 +141,7 @@ _Static_assert(offsetof(cc_compute_elastic_t, restore_pm) == 28, "elastic restor
  * tokens in lumps; otherwise each launch is paid exactly what it needs.
  * Written by waiting launches only (relaxed: a hint, never a guard). */
 typedef struct cc_compute_pace {
-    uint32_t pid;      /* the process (container pid) that waited last; 0 = none */
+    uint32_t pid;      /* the process (its pid here) that waited last; 0 = none */
     uint32_t pad;
     uint64_t wait_ns;  /* when it last waited */
     uint64_t multi_ns; /* the last wait that found another process's wait recent; 0 = never */

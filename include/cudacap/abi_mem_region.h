@@ -19,28 +19,29 @@
 
 #define CC_MEM_REGION_FILE "memory.region"
 #define CC_MEM_MAGIC 0x4d454d43u /* "CMEM" little endian */
-#define CC_MEM_LAYOUT 2u /* 2: generation */
+#define CC_MEM_LAYOUT 3u /* 2: generation; 3: owners are process keys (CC_KEY_PIDS) */
 /* PERMANENT: the file size of every layout, past and future (1 MiB). */
 #define CC_MEM_FILE_SIZE (1u << 20)
 #define CC_MEM_DEVS 16   /* == CC_MAX_DEVICES */
 #define CC_MEM_SLOTS 512 /* processes of one container with a slot at once */
 #define CC_MEM_UUID_LEN 48
 
-/* Slot owner word: 0 free; a pid (< 2^31): owned by that container pid;
- * CC_MEM_REAPING | pid: being cleaned by the sweeper with that pid, or being
- * filled by its new owner with that pid (claim, re-publication). Counted in
- * the sum either way. */
+/* Slot owner word: 0 free; a process key (< CC_KEY_END, abi_region.h: the
+ * owner's pid, or a probed key when another pid namespace's process has that
+ * pid): owned by that process; CC_MEM_REAPING | key: being cleaned by the
+ * sweeper with that key, or being filled by its new owner with that key
+ * (claim, re-publication). Counted in the sum either way. */
 #define CC_MEM_REAPING 0x80000000u
 
 /* Liveness without the region's content: every attached process holds an
  * OFD write lock (classic POSIX on old kernels) on the one byte at
- * CC_MEM_LIVE_BASE + its pid of memory.region, for as long as it is
+ * CC_MEM_LIVE_BASE + its key of memory.region, for as long as it is
  * attached (the kernel drops it at exit, kill -9 included). Beyond the end
  * of the file: such locks need no data. A slot counts as live only while
  * its owner holds that byte; a rebuilder finds the live processes there
- * (docs/memory.md, "Rebuilds"). */
+ * (docs/memory.md, "Rebuilds"). Keys span [1, CC_KEY_END). */
 #define CC_MEM_LIVE_BASE ((uint64_t)CC_MEM_FILE_SIZE)
-#define CC_MEM_LIVE_PIDS (1u << 22) /* pid_max's ceiling on Linux */
+_Static_assert(CC_KEY_END <= CC_MEM_REAPING, "keys stay under the reaping bit");
 
 typedef struct cc_mem_dev {
     uint64_t key;                 /* 0 free; else hash(uuid)|1, claimed by CAS */

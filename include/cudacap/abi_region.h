@@ -20,4 +20,16 @@ _Static_assert(offsetof(cc_region_hdr_t, layout_version) == 4, "frozen header: l
 _Static_assert(offsetof(cc_region_hdr_t, region_size) == 8, "frozen header: region_size");
 _Static_assert(offsetof(cc_region_hdr_t, device_count) == 12, "frozen header: device_count");
 
+/* Process keys (src/region/proc_key.h): who a process is in a region that
+ * has liveness bytes (memory.region, compute.region). Each attached process
+ * holds a write lock on the byte at the region's live base + its key for as
+ * long as it is attached; slot owners name keys. A key below CC_KEY_PIDS is
+ * the taker's pid (the common case); when that byte is held already (a
+ * process of another pid namespace with the same pid shares the folder), a
+ * key in [CC_KEY_PIDS, CC_KEY_END) is probed instead. Such a key is no pid
+ * anywhere: only its lock byte tells whether its process lives. Keys stay
+ * below 2^23, under the memory region's reaping bit. */
+#define CC_KEY_PIDS (1u << 22) /* pid_max's ceiling on Linux */
+#define CC_KEY_END (1u << 23)
+
 #endif

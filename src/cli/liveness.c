@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/snapshot.h"
+#include "cudacap/abi_compute_region.h"
 #include "cudacap/abi_mem_region.h"
 
 #define MAX_FILES 256
@@ -58,17 +59,19 @@ static void collect(int dfd, int depth, struct files *f)
         }
         if (f->n < MAX_FILES) f->dev[f->n] = st.st_dev, f->ino[f->n++] = st.st_ino;
 #ifndef CLI_TEST_NO_LIVE_BYTES /* negative control of cli.prepare.livebytes */
-        /* Every process attached to memory.region holds a write lock on its
-         * liveness byte (CC_MEM_LIVE_BASE + its pid, past the end of the
-         * file; cudacap/abi_mem_region.h) as long as it lives: one query over
-         * the whole range, whatever the region's content, and across pid
+        /* Every process attached to memory.region or registered in
+         * compute.region holds a write lock on its liveness byte (the live
+         * base + its process key, past the end of the file;
+         * cudacap/abi_region.h) as long as it lives: one query over the
+         * whole key range, whatever the region's content, and across pid
          * namespaces and without the right to read the process's /proc. */
-        if (S_ISREG(st.st_mode) && !strcmp(e->d_name, CC_MEM_REGION_FILE)) {
+        long base = !strcmp(e->d_name, CC_MEM_REGION_FILE)   ? (long)CC_MEM_LIVE_BASE
+                    : !strcmp(e->d_name, CC_COMPUTE_FILE) ? (long)CC_COMPUTE_LIVE_BASE
+                                                              : 0;
+        if (S_ISREG(st.st_mode) && base) {
             int lf = openat(dirfd(d), e->d_name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
             if (lf >= 0) {
-                if (snap_lock_probe(lf, (long)CC_MEM_LIVE_BASE + 1, (long)CC_MEM_LIVE_PIDS - 1) ==
-                    OWNER_HELD)
-                    f->held = 1;
+                if (snap_lock_probe(lf, base + 1, (long)CC_KEY_END - 1) == OWNER_HELD) f->held = 1;
                 close(lf);
             }
         }

@@ -123,7 +123,13 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
                     snprintf(one, sizeof one, "  [samples gpu%d]", x->dev[i].index);
                     strncat(util, one, sizeof util - strlen(util) - 1);
                 }
-            fprintf(f, "  pid %u%s%s%s  %s%s%s\n", q->pid, hp, name[0] ? " " : "", name,
+            /* A probed key is no pid (another pid namespace had this one's
+             * pid): named by its host pid where known. */
+            char who[40];
+            if (q->pid < CC_KEY_PIDS) snprintf(who, sizeof who, "pid %u", q->pid);
+            else if (q->host_pid) snprintf(who, sizeof who, "pid - (key %u)", q->pid);
+            else snprintf(who, sizeof who, "pid ? (key %u)", q->pid);
+            fprintf(f, "  %s%s%s%s  %s%s%s\n", who, hp, name[0] ? " " : "", name,
                     mem[0] ? mem : "memory -", util, q->alive ? "" : "  [exited; not counted]");
         }
     }

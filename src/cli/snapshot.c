@@ -69,6 +69,26 @@ int snap_pid_alive(uint32_t pid, uint32_t host_pid, uint64_t start_time)
     return host_pid && host_pid != pid && start_time && cc_ml_pid_alive(host_pid, start_time);
 }
 
+/* Liveness of a slot's key: a pid key as snap_pid_alive; a probed key
+ * (no pid anywhere) by its liveness byte in the region file at fd, else
+ * by its host pid with the start time. */
+static int key_alive(int fd, uint64_t base, uint32_t key, uint32_t host_pid, uint64_t start_time)
+{
+    if (key < CC_KEY_PIDS) return snap_pid_alive(key, host_pid, start_time);
+    int o = fd >= 0 && key < CC_KEY_END ? snap_lock_probe(fd, (long)(base + key), 1) : OWNER_UNKNOWN;
+    if (o != OWNER_UNKNOWN) return o == OWNER_HELD;
+    return host_pid && start_time && cc_ml_pid_alive(host_pid, start_time);
+}
+
+/* The region file for lock probes (-1: none; probes then cannot tell). */
+static int open_region_file(const char *dir, const char *file)
+{
+    char p[1100], why[1280];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, file);
+    return cc_peek_open(p, &st, why, sizeof why);
+}
+
 /* Copies a UUID out of the file: bounded, printable characters only. */
 static void copy_uuid(char *dst, size_t len, const char *src, size_t srclen)
 {
@@ -174,6 +194,7 @@ static void read_mem(const char *dir, struct snap *s)
     }
     uint32_t hw = __atomic_load_n(&r->slots_hw, __ATOMIC_ACQUIRE);
     if (hw > CC_MEM_SLOTS) hw = CC_MEM_SLOTS; /* never trust the file */
+    int lfd = open_region_file(dir, CC_MEM_REGION_FILE);
     for (uint32_t i = 0; i < hw; i++) {
         uint32_t o = __atomic_load_n(&r->proc[i].owner, __ATOMIC_ACQUIRE);
         if (o == 0 || (o & CC_MEM_REAPING)) continue; /* free, or being cleaned */
@@ -181,7 +202,7 @@ static void read_mem(const char *dir, struct snap *s)
         if (!p) break;
         p->host_pid = __atomic_load_n(&r->proc[i].host_pid, __ATOMIC_RELAXED);
         uint64_t st = __atomic_load_n(&r->proc[i].start_time, __ATOMIC_RELAXED);
-        p->alive = snap_pid_alive(o, p->host_pid, st);
+        p->alive = key_alive(lfd, CC_MEM_LIVE_BASE, o, p->host_pid, st);
         p->has_mem = 1;
         for (int d = 0; d < CC_MEM_DEVS; d++) {
             if (map[d] < 0) continue;
@@ -201,6 +222,7 @@ static void read_mem(const char *dir, struct snap *s)
             }
         }
     }
+    if (lfd >= 0) close(lfd);
     cc_region_unpeek((void *)r);
 }
 
@@ -286,6 +308,7 @@ static void read_sm(const char *dir, struct snap *s)
     if (!r) return;
     uint64_t now = cc_mono_ns();
     int pslot[CC_COMPUTE_PROCS]; /* compute slot -> snap process */
+    int rfd = open_region_file(dir, CC_COMPUTE_FILE);
     for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
         pslot[i] = -1;
         uint32_t pid = __atomic_load_n(&r->proc[i].pid, __ATOMIC_ACQUIRE);
@@ -295,15 +318,16 @@ static void read_sm(const char *dir, struct snap *s)
         if (!p) break;
         pslot[i] = (int)(p - s->proc);
         if (!p->host_pid) p->host_pid = hp;
-        if (!p->has_mem) p->alive = snap_pid_alive(pid, hp, 0);
+        if (!p->has_mem) p->alive = key_alive(rfd, CC_COMPUTE_LIVE_BASE, pid, hp, 0);
     }
+    if (rfd >= 0) close(rfd);
     struct stat lst;
     int lfd = open_lock(dir, &lst);
     long cands[2 * SNAP_PROCS];
     int nc = 0;
     for (int i = 0; i < s->nproc; i++) {
         if (!s->proc[i].alive) continue;
-        cands[nc++] = s->proc[i].pid;
+        if (s->proc[i].pid < CC_KEY_PIDS) cands[nc++] = s->proc[i].pid; /* a probed key is no pid */
         if (s->proc[i].host_pid && s->proc[i].host_pid != s->proc[i].pid)
             cands[nc++] = s->proc[i].host_pid;
     }

@@ -28,6 +28,7 @@
     X(CC_ML_TEST_NO_REPUBLISH, "cap/mem/ledger_rebuild.c", "mem.state.rebuild.control")                                \
     X(CC_ML_TEST_TRUST_HW, "cap/mem/ledger_reserve.c cap/mem/ledger_internal.h", "mem.state.slots.control")                                        \
     /* state files */                                                                                                  \
+    X(CC_TEST_PID_KEY, "region/proc_key.c", "mem.pidns.control")                                                       \
     X(CC_TEST_NO_FILE_CHECKS, "region/region.c", "mem.state.files.control")                                            \
     X(CC_TEST_UNBOUNDED_INIT_LOCK, "region/region.c", "mem.region.lock.control")                                       \
     X(CC_TEST_NO_SIGBUS_GUARD, "region/guard.c", "mem.state.sigbus.control")                                           \

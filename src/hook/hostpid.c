@@ -53,7 +53,7 @@ static int taken(uint32_t hp)
 {
     if (cc_ml_host_pid_taken(hp)) return 1;
     cc_compute_region_t *r = cc_compute_region();
-    return r && cc_compute_host_pid_taken(r, hp, (uint32_t)getpid());
+    return r && cc_compute_host_pid_taken(r, hp, cc_compute_pkey());
 }
 
 static void record(uint32_t hp)

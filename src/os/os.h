@@ -143,6 +143,12 @@ int cc_os_proc_stat(pid_t pid, char *state, uint64_t *start);
  * Not async-signal-safe (stdio). */
 int cc_os_nspid(uint32_t *pids, int max);
 
+/* The inode of our pid namespace (stat of /proc/self/ns/pid): the same
+ * number for every process of that namespace, another in a sibling one.
+ * 0, or -1 with errno (stat's; EIO when CC_FP_NSPID fires, the namespace
+ * entries' one point). Async-signal-safe. */
+int cc_os_pidns(uint64_t *id);
+
 /* ---- time, threads, futexes (os_thread.c) ------------------------------ */
 
 /* Sleeps ns nanoseconds (CLOCK_MONOTONIC, relative), once: a signal may end

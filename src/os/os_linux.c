@@ -239,3 +239,12 @@ int cc_os_nspid(uint32_t *pids, int max)
     fclose(f);
     return levels;
 }
+
+int cc_os_pidns(uint64_t *id)
+{
+    if (cc_fault(CC_FP_NSPID)) return errno = EIO, -1;
+    struct stat st;
+    if (stat("/proc/self/ns/pid", &st) != 0) return -1;
+    *id = (uint64_t)st.st_ino;
+    return 0;
+}

@@ -1,24 +1,65 @@
 #include "cap/compute/compute_region.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cap/compute/controller.h"
 #include "os/os.h"
+#include "region/proc_key.h"
 #include "region/region.h"
 #include "region/specs.h"
 
-cc_compute_region_t *cc_compute_region_open(const char *dir)
+/* Mapped, with our key's byte held on the descriptor kept open (none: key
+ * 0, the process table will not hold us, the bucket is still shared). */
+static cc_compute_region_t *open_keyed(const char *dir, struct cc_region_opts *o, struct cc_pkey *k)
 {
-    return cc_region_open(dir, &cc_compute_region_spec);
+    o->keep_fd = 1;
+    cc_compute_region_t *r = cc_region_open_ex(dir, &cc_compute_region_spec, o);
+    k->fd = -1, k->key = 0, k->base = CC_COMPUTE_LIVE_BASE;
+    if (!r) return NULL;
+    cc_region_unlock_init(o->fd);
+    int got = cc_pkey_take(k, o->fd, CC_COMPUTE_LIVE_BASE);
+    for (int i = 0; got != 0 && errno != EAGAIN && i < 3; i++) { /* a failing lock: again */
+        cc_os_sleep_ns(1000000);
+        got = cc_pkey_take(k, o->fd, CC_COMPUTE_LIVE_BASE);
+    }
+    if (got != 0) k->key = 0; /* k->fd stays: liveness queries of others still work */
+    return r;
 }
 
-cc_compute_region_t *cc_compute_region_try_open(const char *dir)
+cc_compute_region_t *cc_compute_region_open(const char *dir, struct cc_pkey *k)
+{
+    struct cc_region_opts o = {0};
+    return open_keyed(dir, &o, k);
+}
+
+cc_compute_region_t *cc_compute_region_try_open(const char *dir, struct cc_pkey *k)
 {
     struct cc_region_opts o = {.try_lock = 1, .quiet = 1};
-    return cc_region_open_ex(dir, &cc_compute_region_spec, &o);
+    return open_keyed(dir, &o, k);
+}
+
+int cc_compute_rekey(const char *dir, struct cc_pkey *k, const struct stat *was)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/%s", dir, CC_COMPUTE_FILE);
+    const char *why;
+    k->fd = -1, k->key = 0, k->base = CC_COMPUTE_LIVE_BASE;
+    int fd = cc_state_open(path, O_RDWR, 0, &why);
+    if (fd < 0) return -1;
+    struct stat st;
+    /* Another file at the path: its bytes would not be the mapping's. */
+    if (cc_os_fstat(fd, &st) != 0 || st.st_dev != was->st_dev || st.st_ino != was->st_ino) {
+        close(fd);
+        return -1;
+    }
+    if (cc_pkey_take(k, fd, CC_COMPUTE_LIVE_BASE) != 0) k->key = 0;
+    return 0;
 }
 
 static void init_line(cc_compute_dev_t *d, int64_t nominal, uint32_t cap_pm)
@@ -77,12 +118,14 @@ int cc_compute_claim_device(cc_compute_region_t *r, const char *uuid, int64_t no
     return -1;
 }
 
-/* Cannot tell counts as alive (os/os.h): a registration is never freed
- * from under a live process. */
-static int alive(uint32_t pid) { return pid != 0 && cc_os_pid_alive((pid_t)pid); }
+/* By the key's liveness byte; cannot tell counts as alive (os/os.h): a
+ * registration is never freed from under a live process. */
+static int alive(const struct cc_pkey *me, uint32_t key) { return cc_pkey_alive(me, key); }
 
-int cc_compute_register_proc(cc_compute_region_t *r, uint32_t pid, uint32_t host_pid)
+int cc_compute_register_proc(cc_compute_region_t *r, const struct cc_pkey *me, uint32_t host_pid)
 {
+    uint32_t pid = me->key;
+    if (!pid) return -1;
     for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
         cc_compute_proc_t *p = &r->proc[i];
         if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE) == pid) {
@@ -93,7 +136,7 @@ int cc_compute_register_proc(cc_compute_region_t *r, uint32_t pid, uint32_t host
     for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
         cc_compute_proc_t *p = &r->proc[i];
         uint32_t cur = __atomic_load_n(&p->pid, __ATOMIC_ACQUIRE);
-        if (cur != 0 && alive(cur)) continue;
+        if (cur != 0 && alive(me, cur)) continue;
         if (__atomic_compare_exchange_n(&p->pid, &cur, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
             __atomic_store_n(&p->host_pid, host_pid, __ATOMIC_RELEASE);
             /* A reused slot must not show its last owner's figures. */
@@ -115,13 +158,13 @@ int cc_compute_is_member(const cc_compute_region_t *r, uint32_t host_pid)
     return 0;
 }
 
-int cc_compute_host_pid_taken(const cc_compute_region_t *r, uint32_t host_pid, uint32_t self)
+int cc_compute_host_pid_taken(const cc_compute_region_t *r, uint32_t host_pid, const struct cc_pkey *me)
 {
     if (host_pid == 0) return 0;
     for (unsigned i = 0; i < CC_COMPUTE_PROCS; i++) {
         uint32_t pid = __atomic_load_n(&r->proc[i].pid, __ATOMIC_ACQUIRE);
-        if (pid == 0 || pid == self) continue;
-        if (__atomic_load_n(&r->proc[i].host_pid, __ATOMIC_ACQUIRE) == host_pid && alive(pid)) return 1;
+        if (pid == 0 || pid == me->key) continue;
+        if (__atomic_load_n(&r->proc[i].host_pid, __ATOMIC_ACQUIRE) == host_pid && alive(me, pid)) return 1;
     }
     return 0;
 }

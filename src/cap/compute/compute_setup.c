@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cap/compute/bucket.h"
@@ -21,6 +22,7 @@
 #include "common/fork.h"
 #include "common/log.h"
 #include "common/assert.h"
+#include "os/os.h"
 
 enum cc_compute_mode cc_compute_mode;
 static struct cc_compute_device cdevs[CC_MAX_DEVICES];
@@ -35,6 +37,11 @@ static int region_tried, shared_off;
  * watcher's unlocked check is relaxed (it looks again under the lock). */
 static int rejoin_wanted;
 static int my_slot = -1; /* this process's slot in the process table */
+/* Our key in the region (its descriptor holds the key's liveness byte) and
+ * that file's identity, for a fork child's own key. Under setup_mu. */
+static struct cc_pkey pkey = {.fd = -1};
+static struct stat pkey_file;
+static int pkey_stale; /* a fork child: the parent's descriptor, not ours yet */
 /* This pid is in the region's process table: written under setup_mu, read
  * relaxed outside it (a stale 0 only takes the lock, which reads it again). */
 static int registered;
@@ -60,14 +67,37 @@ static cc_compute_region_t *region_locked(void) { return __atomic_load_n(&region
 int cc_compute_ndev(void) { return __atomic_load_n(&n_order, __ATOMIC_ACQUIRE); }
 struct cc_compute_device *cc_compute_dev_at(int i) { return &cdevs[cdev_order[i]]; }
 
+const struct cc_pkey *cc_compute_pkey(void) { return &pkey; }
+
+uint32_t cc_compute_key(void)
+{
+    uint32_t k = __atomic_load_n(&pkey.key, __ATOMIC_RELAXED);
+    return k ? k : (uint32_t)getpid();
+}
+
+/* The descriptor and key of a fresh open (setup_mu held). */
+static void keep_key_locked(struct cc_pkey *k)
+{
+    cc_assert_held(&setup_mu);
+    if (k->fd >= 0 && cc_os_fstat(k->fd, &pkey_file) != 0) memset(&pkey_file, 0, sizeof pkey_file);
+    pkey = *k;
+    pkey_stale = 0;
+}
+
 static void register_proc(void)
 {
     cc_compute_region_t *r = region_locked();
     if (registered || !r) return;
-    int s = cc_compute_register_proc(r, (uint32_t)getpid(), cc_port()->host_pid_known());
+    if (pkey_stale) { /* a fork child: the inherited descriptor holds the parent's key */
+        struct cc_pkey k;
+        if (cc_compute_rekey(cc_cfg.state_dir, &k, &pkey_file) == 0) keep_key_locked(&k);
+        pkey_stale = 0;
+    }
+    int s = cc_compute_register_proc(r, &pkey, cc_port()->host_pid_known());
     if (s < 0)
-        cc_log_once(CC_LOG_WARN, "compute region: process table full; this process's "
-                                 "utilization is not counted for the container");
+        cc_log_once(CC_LOG_WARN, "compute region: %s; this process's utilization is not counted "
+                                 "for the container",
+                    pkey.key ? "process table full" : "no liveness byte of its own");
     __atomic_store_n(&my_slot, s, __ATOMIC_SEQ_CST);
     uint32_t hp = cc_port()->host_pid_known(); /* found meanwhile (another thread) */
     if (s >= 0 && hp) __atomic_store_n(&r->proc[s].host_pid, hp, __ATOMIC_RELEASE);
@@ -96,8 +126,10 @@ static void open_region_locked(void)
     }
     /* No folder (""): the configuration already said why, once. */
     if (!cc_cfg.state_dir[0]) return;
-    cc_compute_region_t *r = cc_compute_region_open(cc_cfg.state_dir);
+    struct cc_pkey k;
+    cc_compute_region_t *r = cc_compute_region_open(cc_cfg.state_dir, &k);
     if (r) {
+        keep_key_locked(&k);
         __atomic_store_n(&region, r, __ATOMIC_RELEASE);
         return;
     }
@@ -287,9 +319,11 @@ int cc_compute_rejoin(void)
     if (!__atomic_load_n(&rejoin_wanted, __ATOMIC_RELAXED)) return 0;
     /* Outside the lock: an open is file-system calls, and launch threads
      * setting up a device wait on setup_mu. Never blocks (try_lock). */
-    cc_compute_region_t *r = cc_compute_region_try_open(cc_cfg.state_dir);
+    struct cc_pkey k;
+    cc_compute_region_t *r = cc_compute_region_try_open(cc_cfg.state_dir, &k);
     if (!r) return 0; /* still unusable, or being built: the next try */
     pthread_mutex_lock(&setup_mu);
+    keep_key_locked(&k);
     /* Before the slot: a host pid noted from here on finds it (note_host_pid). */
     __atomic_store_n(&region, r, __ATOMIC_RELEASE);
     __atomic_store_n(&rejoin_wanted, 0, __ATOMIC_RELAXED);
@@ -306,6 +340,13 @@ static void fork_child(void)
     __atomic_store_n(&registered, 0, __ATOMIC_RELAXED);
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     setup_mu = fresh;
+    /* The inherited descriptor shares the parent's open file description
+     * and so its key's byte: closed here (the parent's lock stays), a
+     * descriptor and key of our own at registration. */
+    if (pkey.fd >= 0) close(pkey.fd);
+    pkey.fd = -1;
+    pkey.key = 0;
+    pkey_stale = 1;
     __atomic_store_n(&my_slot, -1, __ATOMIC_SEQ_CST);
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
         cdevs[i].last_pub_ns = 0;

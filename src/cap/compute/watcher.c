@@ -63,7 +63,7 @@ static void cycle(struct cc_compute_device *d)
     uint32_t u, s;
     cc_compute_region_t *reg = cc_compute_region();
     if (owner && reg)
-        cc_compute_publish_owner(reg, (unsigned)v->idx, (uint32_t)getpid(), cc_compute_host_pid());
+        cc_compute_publish_owner(reg, (unsigned)v->idx, cc_compute_key(), cc_compute_host_pid());
     int quiet = idle(d, v);
     if (quiet) {
         /* cudacap status: this container's processes are not running. */

@@ -96,18 +96,17 @@ void ml_attach_locked(const char *dir)
     ml.fd = o.fd;
     ml.fdev = o.dev;
     ml.fino = o.ino;
-    uint32_t me = (uint32_t)getpid();
     /* Before any slot: from now on a rebuilder waits for us. Without it a
      * rebuild by another process would not wait for our re-publishing, and
      * what it grants meanwhile would pass the cap by our bytes (the fault
      * loop, lock at its 3rd call: 272 MiB under 256): so a transient
      * failure is retried, and a lasting one keeps this process on its own. */
-    int live = ml_live_lock(ml.fd, me);
-    for (int i = 0; live != 0 && i < 3; i++) {
+    ml.key = ml_take_key(ml.fd);
+    for (int i = 0; !ml.key && i < 3; i++) {
         cc_os_sleep_ns(1000000);
-        live = ml_live_lock(ml.fd, me);
+        ml.key = ml_take_key(ml.fd);
     }
-    if (live != 0) {
+    if (!ml.key) {
         cc_region_unlock_init(ml.fd);
         ml.sh.shared = 0;
         if (ml.nbinds) {
@@ -124,8 +123,9 @@ void ml_attach_locked(const char *dir)
     cc_region_unlock_init(ml.fd);
     ml.sh.shared = 1;
     __atomic_store_n(&ml.sh.slot, -1, __ATOMIC_RELAXED);
-    /* Slots naming our pid belong to this pid before an exec, or to a dead
-     * process whose pid we reuse: reap them before claiming ours. */
+    /* Slots naming our key belong to this process before an exec, or to a
+     * dead process whose key we reuse: reap them before claiming ours. */
+    uint32_t me = ml.key;
     for (uint32_t i = 0; i < CC_MEM_SLOTS; i++)
         if (__atomic_load_n(&ml.sh.r->proc[i].owner, __ATOMIC_ACQUIRE) == me)
             ml_reap_if_dead(ml.sh.r, (int)i, -1);
@@ -230,6 +230,7 @@ void cc_ml_fork_child(void)
     ml.keeper = 0; /* threads do not survive fork */
     ml.rejoin = 0;
     ml.host_pid = 0;
+    ml.key = 0; /* our own comes with our own descriptor, at attach */
     /* The inherited descriptor shares the parent's open file description,
      * and with it the parent's liveness byte: ours comes with our own. */
     if (ml.fd >= 0) close(ml.fd);

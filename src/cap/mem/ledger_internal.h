@@ -67,6 +67,7 @@ struct ml_state {
     int keeper;            /* the keeper thread runs in this process */
     int rejoin;            /* attach found no usable file: the keeper retries (ml.mu) */
     uint32_t host_pid;
+    uint32_t key;          /* our process key in the shared region (region/proc_key.h); 0 none */
     struct bind binds[NBINDS];
     int nbinds;
 };
@@ -96,8 +97,9 @@ CC_ML_HIDDEN void ml_go_private_locked(const char *why);
 CC_ML_HIDDEN int ml_find_dev(cc_mem_region_t *r, uint64_t key, const char *uuid, uint64_t limit);
 
 /* ledger_slots.c */
-CC_ML_HIDDEN int ml_live_lock(int fd, uint32_t pid);
-CC_ML_HIDDEN int ml_live_pids(int fd, uint32_t *out, int max);
+/* Takes a key (and its liveness byte) for us on the region file at fd:
+ * the key, or 0 with errno. */
+CC_ML_HIDDEN uint32_t ml_take_key(int fd);
 CC_ML_HIDDEN void ml_clear_slot(cc_mem_region_t *r, int i);
 CC_ML_HIDDEN int ml_reap_if_dead(cc_mem_region_t *r, int i, int mine);
 CC_ML_HIDDEN int ml_sweep(struct ledger *l);

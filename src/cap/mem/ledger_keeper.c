@@ -47,8 +47,13 @@ static void rejoin_locked(void)
     ml.fd = o.fd;
     ml.fdev = o.dev;
     ml.fino = o.ino;
-    uint32_t me = (uint32_t)getpid();
-    ml_live_lock(ml.fd, me);
+    uint32_t me = ml_take_key(ml.fd);
+    if (!me) { /* no liveness byte: a slot would be reaped at once; the next check */
+        close(ml.fd); /* the init lock goes with it */
+        ml.fd = -1;
+        return;
+    }
+    ml.key = me;
     if (o.rebuilt) ml_rebuild_wait(r, ml.fd);
     uint32_t gen = __atomic_load_n(&r->generation, __ATOMIC_SEQ_CST);
     cc_region_unlock_init(ml.fd);

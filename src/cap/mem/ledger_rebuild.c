@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "cudacap/abi_mem_region.h"
 #include "os/os.h"
+#include "region/proc_key.h"
 #include "region/region.h"
 #include "region/specs.h"
 #include "common/clock.h"
@@ -65,7 +66,7 @@ void ml_rebuild_wait(cc_mem_region_t *r, int fd)
     return;
 #else
     static uint32_t pids[CC_MEM_SLOTS];
-    int n = ml_live_pids(fd, pids, CC_MEM_SLOTS), left = n;
+    int n = cc_pkey_scan(fd, CC_MEM_LIVE_BASE, pids, CC_MEM_SLOTS), left = n;
     if (n == 0) return;
     cc_os_futex_wake_all(&r->generation);
     uint64_t t0 = cc_mono_ns();
@@ -145,12 +146,24 @@ static int remap_locked(int moved)
                         strerror(errno));
         return 0;
     }
-    uint32_t me = (uint32_t)getpid();
     if (ml.fd >= 0 && ml.fd != o.fd) close(ml.fd); /* our old liveness byte goes with it */
     ml.fd = o.fd;
     ml.fdev = o.dev;
     ml.fino = o.ino;
-    ml_live_lock(ml.fd, me);
+    /* Our old byte went with the old descriptor: a key again (perhaps
+     * another one; re-publication follows it). None: a slot of ours would
+     * be reaped as dead, so this process counts on its own. */
+    uint32_t key = ml_take_key(ml.fd);
+    for (int i = 0; !key && i < 3; i++) {
+        cc_os_sleep_ns(1000000);
+        key = ml_take_key(ml.fd);
+    }
+    if (!key) {
+        cc_region_unlock_init(ml.fd);
+        ml_go_private_locked("no liveness lock");
+        return 0;
+    }
+    ml.key = key;
     if (o.rebuilt) ml_rebuild_wait(ml.sh.r, ml.fd);
     cc_region_unlock_init(ml.fd);
     return 1;
@@ -217,8 +230,9 @@ void ml_republish_locked(int full)
          * after a fault that is the guard's zeroed copy, in which we count
          * alone (per-process cap) meanwhile. */
         if (!remap_locked(moved) && !cc_region_faulted(r)) return;
+        if (!ml.sh.shared) return; /* no key on the file: on our own now */
     }
-    uint32_t me = (uint32_t)getpid();
+    uint32_t me = ml.key;
     uint32_t gen = __atomic_load_n(&r->generation, __ATOMIC_SEQ_CST);
     int s = __atomic_load_n(&ml.sh.slot, __ATOMIC_RELAXED);
     int keep = gen == ml.sh.gen && __atomic_load_n(&r->proc[s].owner, __ATOMIC_SEQ_CST) == me;

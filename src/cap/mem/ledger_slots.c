@@ -11,6 +11,7 @@
 #include "cap/mem/ledger_internal.h"
 #include "cudacap/abi_mem_region.h"
 #include "os/os.h"
+#include "region/proc_key.h"
 #include "region/region.h"
 
 /* ---- liveness ---------------------------------------------------------- */
@@ -36,41 +37,17 @@ int cc_ml_pid_alive(uint32_t pid, uint64_t start_time)
 
 /* ---- liveness locks ------------------------------------------------------ */
 
-int ml_live_lock(int fd, uint32_t pid)
+uint32_t ml_take_key(int fd)
 {
-    if (fd < 0 || pid == 0 || pid >= CC_MEM_LIVE_PIDS) return -1;
-    return cc_os_lock(fd, (off_t)(CC_MEM_LIVE_BASE + pid), 1, F_WRLCK, 0);
+    struct cc_pkey k;
+    return cc_pkey_take(&k, fd, CC_MEM_LIVE_BASE) == 0 ? k.key : 0;
 }
 
-/* 1: pid holds its liveness byte; 0: it does not; -1: cannot tell. */
-static int live_held(uint32_t pid)
+/* 1: the key's process holds its liveness byte; 0: it does not; -1: cannot tell. */
+static int live_held(uint32_t key)
 {
-    if (ml.fd < 0 || pid == 0 || pid >= CC_MEM_LIVE_PIDS) return -1;
-    if (pid == (uint32_t)getpid()) return 1;
-    off_t at, n;
-    return cc_os_lock_query(ml.fd, (off_t)(CC_MEM_LIVE_BASE + pid), 1, &at, &n);
-}
-
-/* The pids holding a liveness byte, other than us (at most max). */
-int ml_live_pids(int fd, uint32_t *out, int max)
-{
-    off_t lo_s[64], hi_s[64];
-    int top = 0, n = 0;
-    lo_s[top] = (off_t)CC_MEM_LIVE_BASE + 1;
-    hi_s[top++] = (off_t)(CC_MEM_LIVE_BASE + CC_MEM_LIVE_PIDS);
-    while (top > 0 && n < max) {
-        off_t lo = lo_s[--top], hi = hi_s[top];
-        if (lo >= hi) continue;
-        off_t at, len;
-        if (cc_os_lock_query(fd, lo, hi - lo, &at, &len) != 1) continue;
-        if (at < lo) at = lo;
-        off_t end = at + len > hi ? hi : at + len;
-        for (off_t p = at; p < end && n < max; p++) out[n++] = (uint32_t)(p - (off_t)CC_MEM_LIVE_BASE);
-        if (top + 2 > 64) break; /* bounded: never more than 64 ranges pending */
-        lo_s[top] = lo, hi_s[top++] = at;
-        lo_s[top] = end, hi_s[top++] = hi;
-    }
-    return n;
+    struct cc_pkey me = {.fd = ml.fd, .base = CC_MEM_LIVE_BASE, .key = ml.key};
+    return cc_pkey_held(&me, key);
 }
 
 /* ---- slots ------------------------------------------------------------- */
@@ -90,18 +67,21 @@ void ml_clear_slot(cc_mem_region_t *r, int i)
 
 /* Whether the owner of a slot lives: its liveness byte first (independent
  * of the region's content), then the pid and its start time. */
-static int owner_alive(uint32_t pid, uint64_t start_time)
+static int owner_alive(uint32_t key, uint64_t start_time)
 {
-    /* Held: the process with that pid is attached now (a pid reused by a
-     * new process is no better: that process reaps the slots naming its pid
+    /* Held: the process with that key is attached now (a key reused by a
+     * new process is no better: that process reaps the slots naming its key
      * when it attaches). One fcntl, no /proc read. */
-    int held = live_held(pid);
+    if (key >= CC_KEY_END) return 0; /* no library writes such an owner: garbage */
+    int held = live_held(key);
     if (held >= 0) return held;
-    return cc_ml_pid_alive(pid, start_time);
+    /* Cannot tell: a pid key by its /proc entry; a probed key is no pid
+     * here, so it stays ("cannot tell" is alive). */
+    return key < CC_KEY_PIDS ? cc_ml_pid_alive(key, start_time) : 1;
 }
 
 /* Reaps slot i if its owner (or its interrupted reaper) is dead, or if it
- * names our own pid without being our slot (left by this pid before an
+ * names our own key without being our slot (left by this process before an
  * exec, or a copy). Returns 1 when reaped. */
 int ml_reap_if_dead(cc_mem_region_t *r, int i, int mine)
 {
@@ -111,9 +91,7 @@ int ml_reap_if_dead(cc_mem_region_t *r, int i, int mine)
 #else
     uint32_t o = __atomic_load_n(&r->proc[i].owner, __ATOMIC_ACQUIRE);
     if (o == 0 || i == mine) return 0;
-    /* After the free-slot test: getpid is a system call, and a sweep of the
-     * 512 slots called it for each (255 us a refusal at the cap). */
-    uint32_t me = (uint32_t)getpid();
+    uint32_t me = ml.key;
     if (o & CC_MEM_REAPING) {
         uint32_t p = o & ~CC_MEM_REAPING;
         if (p == me) return 0; /* our own claim in progress (another thread) */
@@ -157,7 +135,7 @@ int cc_ml_sweep(void)
  * the counts and then ml_publish_owner(). */
 int ml_claim_slot(cc_mem_region_t *r)
 {
-    uint32_t me = (uint32_t)getpid();
+    uint32_t me = ml.key;
     for (int i = 0; i < CC_MEM_SLOTS; i++) {
         if (__atomic_load_n(&r->proc[i].owner, __ATOMIC_RELAXED)) continue;
         /* Display (cudacap status) only: the sum scans every slot. */
@@ -175,7 +153,7 @@ int ml_claim_slot(cc_mem_region_t *r)
             __atomic_store_n(&r->used[d][i], 0, __ATOMIC_SEQ_CST);
             __atomic_store_n(&r->overhead[d][i], 0, __ATOMIC_SEQ_CST);
         }
-        __atomic_store_n(&r->proc[i].start_time, cc_ml_start_time((pid_t)me), __ATOMIC_RELAXED);
+        __atomic_store_n(&r->proc[i].start_time, cc_ml_start_time(getpid()), __ATOMIC_RELAXED);
         __atomic_store_n(&r->proc[i].host_pid, ml.host_pid, __ATOMIC_RELAXED);
         return i;
     }
@@ -185,7 +163,7 @@ int ml_claim_slot(cc_mem_region_t *r)
 void ml_publish_owner(cc_mem_region_t *r, int i)
 {
     /* Seq-cst: ordered before our first add to the slot (the proof). */
-    __atomic_store_n(&r->proc[i].owner, (uint32_t)getpid(), __ATOMIC_SEQ_CST);
+    __atomic_store_n(&r->proc[i].owner, ml.key, __ATOMIC_SEQ_CST);
 }
 
 /* ---- host pid ---------------------------------------------------------- */
