@@ -7,17 +7,36 @@
 # prints the median of 5 generates (step_latency.py gpt2). At ~3 % device
 # busy each, the two barely share the GPU. Usage, from the repository root:
 #   tests/gpu/gpt2_pairs.sh BUILD_DIR [PAIRS] [CAP]
-B=$1; N=${2:-6}; CAP=${3:-50}
+#   CONTROL=1: both processes of a pair bare (the same pinning swap), the
+#     second in the capped one's place: the ratio bare/bare that a capped
+#     pair's ratio must be told apart from.
+#   NOASLR=1: every worker under `setarch $(uname -m) -R` (address-space
+#     layout randomization off), to see whether layout is what makes
+#     processes differ.
+#   FIRST=K: number the pairs from K (the pinning swaps by the number's
+#     parity), so that several calls continue one sequence.
+# One line a pair: "pair I (bare on CORES): bare X capped Y ms/token, ratio Y/X"
+# (CONTROL=1: "... bare X bare-b Y ..."), or "pair I FAILED: ...".
+B=$1; N=${2:-6}; CAP=${3:-50}; FIRST=${FIRST:-1}
 LIB=$(cd "$B" && pwd)/lib/libcudacap.so; D=tests/gpu
-for i in $(seq "$N"); do
+NA=(); [ "${NOASLR:-0}" = 1 ] && NA=(setarch "$(uname -m)" -R)
+for i in $(seq "$FIRST" $((FIRST + N - 1))); do
   if [ $((i % 2)) = 1 ]; then cb=2,3; cc=6,7; else cb=6,7; cc=2,3; fi
   sb=$(mktemp -d); sc=$(mktemp -d)
-  taskset -c $cb python3 $D/step_latency.py gpt2 48 $sb/res > $sb/log 2>&1 &
+  taskset -c $cb "${NA[@]}" python3 $D/step_latency.py gpt2 48 $sb/res > $sb/log 2>&1 &
   pb=$!
-  CUDACAP_STATE_DIR=$sc CUDACAP_SM_LIMIT=$CAP LD_PRELOAD=$LIB taskset -c $cc \
-    python3 $D/step_latency.py gpt2 48 $sc/res > $sc/log 2>&1 &
+  if [ "${CONTROL:-0}" = 1 ]; then
+    taskset -c $cc "${NA[@]}" python3 $D/step_latency.py gpt2 48 $sc/res > $sc/log 2>&1 &
+  else
+    CUDACAP_STATE_DIR=$sc CUDACAP_SM_LIMIT=$CAP LD_PRELOAD=$LIB taskset -c $cc "${NA[@]}" \
+      python3 $D/step_latency.py gpt2 48 $sc/res > $sc/log 2>&1 &
+  fi
   pc=$!
   wait $pb $pc
+  if [ ! -s $sb/res ] || [ ! -s $sc/res ]; then
+    echo "pair $i FAILED: $(tail -1 $sb/log) | $(tail -1 $sc/log)"; continue
+  fi
   read -r b _ < $sb/res; read -r c _ < $sc/res
-  echo "pair $i (bare on $cb): bare $b capped $c ms/token, ratio $(python3 -c "print(round($c / $b, 3))")"
+  if [ "${CONTROL:-0}" = 1 ]; then what="bare $b bare-b $c"; else what="bare $b capped $c"; fi
+  echo "pair $i (bare on $cb): $what ms/token, ratio $(python3 -c "print(round($c / $b, 3))")"
 done
