@@ -123,6 +123,38 @@ int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure)
     return est;
 }
 
+/* A context's first timing makes the events of CC_COST_BATCH - 1 more
+ * pairs too: new shapes come in bursts (a model's first step), and two
+ * cuEventCreate calls on each of their first timed launches put 16 slow
+ * launches among a thousand, the launch-call p99 of 16 new shapes without a
+ * sync (docs/validation.md, 2026-12-03). Made once, on one launch. Pairs
+ * that fail keep no events and stay reusable. */
+#define CC_COST_BATCH 16
+static void premake(const cc_port_t *port, CUcontext ctx)
+{
+    struct pair *got[CC_COST_BATCH];
+    int n = 0;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < CC_COST_PAIRS && n < CC_COST_BATCH - 1; i++)
+        if (__atomic_load_n(&pairs[i].busy, __ATOMIC_ACQUIRE) == PAIR_FREE && !pairs[i].a) {
+            __atomic_store_n(&pairs[i].busy, PAIR_BEGUN, __ATOMIC_RELAXED);
+            got[n++] = &pairs[i];
+        }
+    pthread_mutex_unlock(&mu);
+    for (int k = 0; k < n; k++) {
+        struct pair *q = got[k];
+        if (port->event_create(&q->a, CU_EVENT_DEFAULT) != CUDA_SUCCESS) q->a = NULL;
+        else if (port->event_create(&q->b, CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+            port->event_destroy(q->a);
+            q->a = NULL;
+        }
+        if (q->a) q->ctx = ctx;
+        else q->b = NULL;
+        /* Release: publishes the events and the context to the next user. */
+        __atomic_store_n(&q->busy, PAIR_FREE, __ATOMIC_RELEASE);
+    }
+}
+
 void *cc_cost_begin(CUstream s, int ptsz, int *probe)
 {
     const cc_port_t *port = cc_port();
@@ -153,6 +185,7 @@ void *cc_cost_begin(CUstream s, int ptsz, int *probe)
             return NULL;
         }
         p->ctx = ctx;
+        premake(port, ctx);
     }
     p->host_a = cc_mono_ns();
     if ((ptsz ? port->event_record_ptsz : port->event_record)(p->a, s) != CUDA_SUCCESS) {
