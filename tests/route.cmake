@@ -2,10 +2,10 @@
 # and stream-ordered allocations are charged to the device they run on, on
 # 2 and 4 simulated devices, the last one capped, device 0's context
 # current. Controls: the library reading the current device instead
-# (CC_TEST_CURRENT_DEVICE); for the deprecated launches that take no stream,
-# no cudacap at all (their route is interception itself).
+# (CC_TEST_CURRENT_DEVICE); for the deprecated launches that take no stream
+# and for VMM handles (charged to their location), no cudacap at all.
 cc_sim_client(route_device route_device.c)
-set(ROUTE_FAMILIES kernel kernel_ex coop grid_async multi)
+set(ROUTE_FAMILIES kernel kernel_ex coop grid_async multi graph)
 foreach(nd 2 4)
   math(EXPR last "${nd} - 1")
   set(env_sm CUDACAP_SIM_DEVICES=${nd} CUDACAP_SM_LIMIT_${last}=30)
@@ -15,7 +15,7 @@ foreach(nd 2 4)
     cc_add_preloaded_test(route.${nd}dev.${f} route_device launch ${f})
     set_property(TEST route.${nd}dev.${f} APPEND PROPERTY ENVIRONMENT ${env_sm})
   endforeach()
-  foreach(m alloc pool)
+  foreach(m alloc pool vmm)
     cc_add_preloaded_test(route.${nd}dev.${m} route_device ${m})
     set_property(TEST route.${nd}dev.${m} APPEND PROPERTY ENVIRONMENT ${env_mem})
   endforeach()
@@ -35,6 +35,11 @@ foreach(nd 2 4)
       cc_preload_control_mode(route.${nd}dev.${m}.control route_device ${m}
                               cudacap_current_device CC_TEST_CURRENT_DEVICE ${env_mem})
     endforeach()
+    # VMM is charged to the handle's location, never to a context: its
+    # control is no cudacap at all (T then grants 8 GiB).
+    cc_add_preloaded_test(route.${nd}dev.vmm.control route_device vmm)
+    set_property(TEST route.${nd}dev.vmm.control APPEND PROPERTY ENVIRONMENT ${env_mem} "LD_PRELOAD=")
+    set_tests_properties(route.${nd}dev.vmm.control PROPERTIES WILL_FAIL TRUE)
     foreach(f grid launch)
       cc_add_preloaded_test(route.${nd}dev.${f}.control route_device launch ${f})
       set_property(TEST route.${nd}dev.${f}.control APPEND PROPERTY ENVIRONMENT ${env_sm}

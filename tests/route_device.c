@@ -7,13 +7,16 @@
  *       launch on T's stream, synchronised, for 1.5 s; T's busy share must
  *       stay near its cap (CUDACAP_SM_LIMIT_<T>=30: at most 0.40).
  *       FAMILY: kernel, kernel_ex, coop, grid_async, multi
- *       (cuLaunchCooperativeKernelMultiDevice), and grid, launch (the
+ *       (cuLaunchCooperativeKernelMultiDevice), graph (cuGraphLaunch of a
+ *       graph captured on T's stream), and grid, launch (the
  *       deprecated cuLaunchGrid and cuLaunch, which take no stream: T's
  *       context is current for those two).
  *   route_device alloc | pool    memory: 64 MiB stream-ordered allocations
  *       on T's stream (alloc: cuMemAllocAsync; pool: cuMemAllocFromPoolAsync
  *       from T's default pool) until refused; what was granted must fit T's
  *       cap (CUDACAP_MEM_LIMIT_<T>=1g) and come near it.
+ *   route_device vmm             the same with cuMemCreate handles whose
+ *       location is T (VMM is charged to its location, not to a context).
  *
  * Before the device was taken from the stream, launches were charged to
  * device 0 (uncapped: T ran 100 % busy at a 30 % cap) and allocations were
@@ -43,8 +46,11 @@ static uint64_t now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+static CUgraphExec g_exec; /* graph: one launch of f captured on T's stream */
+
 static CUresult launch_one(const char *fam, CUfunction f, unsigned sms, CUstream s)
 {
+    if (strcmp(fam, "graph") == 0) return cuGraphLaunch(g_exec, s);
     if (strcmp(fam, "kernel") == 0) return cuLaunchKernel(f, sms, 1, 1, 32, 1, 1, 0, s, NULL, NULL);
     if (strcmp(fam, "kernel_ex") == 0) {
         CUlaunchConfig c;
@@ -100,6 +106,14 @@ int main(int argc, char **argv)
     if (strcmp(mode, "launch") == 0 && argc > 2) {
         const char *fam = argv[2];
         int no_stream = strcmp(fam, "grid") == 0 || strcmp(fam, "launch") == 0;
+        if (strcmp(fam, "graph") == 0) { /* captured and instantiated in T's context */
+            CUgraph g;
+            CHECK_CU(cuStreamBeginCapture(st, CU_STREAM_CAPTURE_MODE_GLOBAL));
+            CHECK_CU(cuLaunchKernel(f, (unsigned)sms, 1, 1, 32, 1, 1, 0, st, NULL, NULL));
+            CHECK_CU(cuStreamEndCapture(st, &g));
+            CHECK_CU(cuGraphInstantiateWithFlags(&g_exec, g, 0));
+            if (check_failures) CHECK_EXIT();
+        }
         if (no_stream) CHECK_CU(cuFuncSetBlockShape(f, 32, 1, 1));
         else CHECK_CU(cuCtxSetCurrent(c0)); /* device 0 current from here on */
         uint64_t start = now_ns(), from = start + 300000000ull, end = from + 1500000000ull;
@@ -121,6 +135,24 @@ int main(int argc, char **argv)
         CHECK_EXIT();
     }
 
+    if (strcmp(mode, "vmm") == 0) { /* cuMemCreate with T as the location */
+        CUmemAllocationProp prop;
+        memset(&prop, 0, sizeof prop);
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = n - 1;
+        CHECK_CU(cuCtxSetCurrent(c0));
+        CUmemGenericAllocationHandle hs[128];
+        uint64_t granted = 0;
+        int k = 0;
+        for (; k < 128 && cuMemCreate(&hs[k], 64u << 20, &prop, 0) == CUDA_SUCCESS; k++) granted += 64u << 20;
+        printf("vmm on device %d (cap 1 GiB) with device 0 current: %llu MiB granted\n", n - 1,
+               (unsigned long long)(granted >> 20));
+        CHECK(granted <= (1ull << 30) && granted >= (768ull << 20), "%llu MiB granted under a 1 GiB cap",
+              (unsigned long long)(granted >> 20));
+        for (int i = 0; i < k; i++) CHECK_CU(cuMemRelease(hs[i]));
+        CHECK_EXIT();
+    }
     if (strcmp(mode, "alloc") == 0 || strcmp(mode, "pool") == 0) {
         int pool = strcmp(mode, "pool") == 0;
         CUmemoryPool p = NULL;
