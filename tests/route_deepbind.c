@@ -9,6 +9,11 @@
  *   route_deepbind launch           the plugin launches a 1 ms kernel over
  *       every SM, synchronised, for 1.5 s: busy at most 0.40 under a 30 %
  *       cap (CUDACAP_SM_LIMIT=30).
+ *   route_deepbind ctor             the plugin's constructor allocates 768 MiB
+ *       inside the open, before anything is bound: the plugin's later
+ *       allocations fit what is left of the 1 GiB cap (the open marks the
+ *       process's NVML-measured overhead stale; without that mark, 960 MiB
+ *       were granted on top of the 768).
  *   route_deepbind runpath          the same plugin opened without the flag
  *       by its bare name: the caller's RUNPATH still finds it (the dlopen
  *       stub jumps to the C library's, the caller's address in place).
@@ -82,6 +87,20 @@ int main(int argc, char **argv)
         }
         CHECK_EXIT();
     }
+    if (strcmp(mode, "ctor") == 0) {
+        /* DEEP_CTOR_MIB=768 (the test's environment): the plugin's
+         * constructor took 768 MiB inside the open, behind cudacap's back;
+         * what the plugin gets after must fit what is left of the 1 GiB cap
+         * (less the 64 MiB context). */
+        uint64_t got = alloc(0, 128);
+        printf("plugin after its constructor's 768 MiB: %llu MiB granted under a 1 GiB cap\n",
+               (unsigned long long)(got >> 20));
+        CHECK(got + (768ull << 20) + (64ull << 20) <= (1ull << 30),
+              "%llu MiB granted on top of the constructor's 768 MiB under a 1 GiB cap",
+              (unsigned long long)(got >> 20));
+        release();
+        CHECK_EXIT();
+    }
     if (strcmp(mode, "launch") == 0) {
         CUstream st;
         CUmodule mod;
@@ -109,6 +128,6 @@ int main(int argc, char **argv)
         CHECK(share >= 0.15, "plugin launches: busy only %.2f", share);
         CHECK_EXIT();
     }
-    fprintf(stderr, "usage: route_deepbind alloc now|lazy | launch | runpath\n");
+    fprintf(stderr, "usage: route_deepbind alloc now|lazy | ctor | launch | runpath\n");
     return 2;
 }

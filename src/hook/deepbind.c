@@ -8,8 +8,11 @@
  * of the libraries it loaded that name an entry point cudacap wraps (and
  * dlsym and dlopen, the routes to the others) are pointed at cudacap.
  *
- * Known gap: code that runs inside the open, the new libraries'
- * constructors, still reaches the driver directly.
+ * Code that runs inside the open, the new libraries' constructors, still
+ * reaches the driver directly: what they allocate is found after the open,
+ * in the process's memory as NVML reports it (the overhead measure, marked
+ * stale here), so the next allocation sees the container's true use and is
+ * refused beyond the cap. Their launches are not seen.
  *
  * Not a hot path: this runs once per RTLD_DEEPBIND open. */
 #include <dlfcn.h>
@@ -26,6 +29,7 @@
 #include "caller_path.h"
 #include "common/log.h"
 #include "hook.h"
+#include "memory_acct.h"
 
 extern void *(*cc_real_dlopen)(const char *, int);
 void *cc_dlopen_target(const char *file, int mode);
@@ -201,7 +205,10 @@ __attribute__((visibility("hidden"))) void *cc_dlopen_deep(const char *file, int
 #ifdef CC_TEST_DEEPBIND_UNBOUND /* negative control of route.deepbind.*: nothing bound */
     (void)bind_object;
 #else
-    if (h) dl_iterate_phdr(bind_object, s); /* s NULL: every object */
+    if (h) {
+        dl_iterate_phdr(bind_object, s); /* s NULL: every object */
+        cc_mem_overhead_stale_all();     /* what the constructors allocated */
+    }
 #endif
 #else
     if (h) cc_warn("%s opened with RTLD_DEEPBIND: this platform cannot bind its CUDA calls to cudacap",
