@@ -39,6 +39,15 @@ has "pid $pa" "lists a"
 printf '%s\n' "$out" | grep -q "^  pid $pa cudacap_demo_wo " && ok "process name (comm)" \
   || fail "no name: $(printf '%s\n' "$out" | grep "pid $pa")"
 
+# The library each container's processes loaded (src/cli/proclib.c): its
+# path as the process maps it and the version tag read from the file.
+ver=$($C --version | awk '{print $2}')
+printf '%s\n' "$out" | grep -Eq "^  library /.*/libcudacap\.so[.0-9]*, version $ver \(2 processes\)$" \
+  && ok "c1's library and version ($ver)" || fail "no library line: $(printf '%s\n' "$out" | grep library)"
+expect 0 "status --json" $C status --json
+printf '%s\n' "$out" | grep "{\"pid\":$pa," | grep -Eq "\"library\":\{\"path\":\"/[^\"]*libcudacap\.so[.0-9]*\",\"version\":\"$ver\"\}" \
+  && ok "a's library in JSON" || fail "a's library: $(printf '%s\n' "$out" | grep "{\"pid\":$pa,")"
+
 expect 0 "metrics" $C metrics
 U='UUID="GPU-5ac1ca00-0000-4000-8000-000000000000"'
 has "cudacap_fb_used_bytes{cudacap_container=\"c1\",gpu=\"0\",$U,Hostname=\"testnode\"} $(((428) * M))" "c1 fb_used"

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/proclib.h"
 
 const char *render_pct(int have, uint32_t pm, char *buf, size_t len)
 {
@@ -54,6 +55,40 @@ static void comm_of(const struct snap_proc *q, char *out, size_t len)
     for (size_t i = 0; i < n; i++)
         if (out[i] == '\n') out[i] = 0, n = i;
         else if (out[i] < 0x20 || out[i] > 0x7e) out[i] = '?';
+}
+
+/* The cudacap libraries the container's live processes loaded: one line
+ * per distinct path and version, with how many processes use it. */
+static void libraries(FILE *f, const struct snap *x)
+{
+    struct {
+        char path[512], ver[40];
+        int n;
+    } lib[8];
+    int nl = 0, unseen = 0;
+    for (int p = 0; p < x->nproc; p++) {
+        const struct snap_proc *q = &x->proc[p];
+        char path[512], ver[40];
+        if (!q->alive) continue;
+        if (!proclib_of(q->host_pid, path, sizeof path, ver, sizeof ver)) {
+            unseen++;
+            continue;
+        }
+        int k = 0;
+        while (k < nl && (strcmp(lib[k].path, path) || strcmp(lib[k].ver, ver))) k++;
+        if (k == nl && nl < 8) {
+            snprintf(lib[k].path, sizeof lib[k].path, "%s", path);
+            snprintf(lib[k].ver, sizeof lib[k].ver, "%s", ver);
+            lib[k].n = 0, nl++;
+        }
+        if (k < nl) lib[k].n++;
+    }
+    for (int k = 0; k < nl; k++)
+        fprintf(f, "  library %s, version %s (%d process%s)\n", lib[k].path,
+                lib[k].ver[0] ? lib[k].ver : "unknown", lib[k].n, lib[k].n == 1 ? "" : "es");
+    if (nl && unseen)
+        fprintf(f, "  library not seen for %d process%s (another user's, or no /proc access)\n", unseen,
+                unseen == 1 ? "" : "es");
 }
 
 void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *const *hist)
@@ -132,6 +167,7 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
             fprintf(f, "  %s%s%s%s  %s%s%s\n", who, hp, name[0] ? " " : "", name,
                     mem[0] ? mem : "memory -", util, q->alive ? "" : "  [exited; not counted]");
         }
+        libraries(f, x);
     }
 }
 
@@ -248,6 +284,18 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
             if (q->host_pid) fprintf(f, "%u", q->host_pid);
             else fputs("null", f);
             fprintf(f, ",\"alive\":%s", q->alive ? "true" : "false");
+            /* The library it loaded (proclib.h): null when not seen. */
+            char lp[512], lv[40];
+            if (q->alive && proclib_of(q->host_pid, lp, sizeof lp, lv, sizeof lv)) {
+                fputs(",\"library\":{\"path\":", f);
+                json_str(f, lp);
+                fputs(",\"version\":", f);
+                if (lv[0]) json_str(f, lv);
+                else fputs("null", f);
+                fputc('}', f);
+            } else {
+                fputs(",\"library\":null", f);
+            }
             if (q->has_mem) fprintf(f, ",\"memory_bytes\":%llu", (unsigned long long)q->mem_total);
             else fputs(",\"memory_bytes\":null", f);
             /* The process's utilization summed over its devices; per device below. */

@@ -13,7 +13,12 @@
 #define CUDACAP_VERSION_STRING "unknown"
 #endif
 
-CC_EXPORT const char *cudacap_version(void) { return CUDACAP_VERSION_STRING; }
+/* The version as bytes in the file, for `cudacap status` (src/cli/proclib.c),
+ * which finds the library a process mapped and reads this tag from it. */
+#define CC_VERSION_TAG "cudacap-library-version: "
+__attribute__((used)) static const char version_tag[] = CC_VERSION_TAG CUDACAP_VERSION_STRING;
+
+CC_EXPORT const char *cudacap_version(void) { return version_tag + sizeof CC_VERSION_TAG - 1; }
 
 CC_EXPORT long long cudacap_call_count(const char *name)
 {
