@@ -62,6 +62,9 @@ if command -v script >/dev/null && script -qec true /dev/null >/dev/null 2>&1; t
   strip $T/top.out | grep -q 'sort: memory' && ok "s cycles the sort" || fail "no sort change: $(strip $T/top.out | head -3)"
   w=$(strip $T/top.out | awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }')
   [ "$w" -le 60 ] && ok "lines cut to 60 columns (widest $w)" || fail "a line of $w columns"
+  # Columns that adapt: at 60 the table drops SAMPLER, so PROCS still shows.
+  strip $T/top.out | grep -qE '^CONTAINER +GPU +MEMORY USED / CAP +SM UTIL / CAP +PROCS' \
+    && ok "narrow table keeps PROCS at 60 columns" || fail "header at 60: $(strip $T/top.out | grep -m1 '^CONTAINER')"
   (sleep 0.5; printf p; sleep 0.8; printf q) | timeout 10 script -qec "$C top --interval 0.1" /dev/null > $T/top2.out 2>&1
   strip $T/top2.out | grep -q PAUSED && ok "p pauses" || fail "no pause"
   # run on a terminal: CMD's group gets the terminal (its tpgid is its pgrp).

@@ -49,7 +49,7 @@ int cmd_status(int argc, char **argv)
     }
     if (json) render_json(stdout, root, s, n);
     else if (n == 0) printf("no containers under %s\n", root);
-    else render_table(stdout, s, n, brief, NULL);
+    else render_table(stdout, s, n, brief, NULL, 0);
     snap_release(s, n);
     return 0;
 }

@@ -292,13 +292,13 @@ int cmd_top(int argc, char **argv)
         /* What a narrow terminal must keep comes first; ROOT last. */
         fprintf(f, "cudacap top  %s  %d container%s  sort: %s%s%s  %s\n", ts, n, n == 1 ? "" : "s",
                 sort_word[sortk], paused ? "  PAUSED" : "", keys ? "  [q quit, s sort, p pause]" : "", root);
+        int cols = 0, rows = 0;
+        if (tty) term_size(&cols, &rows);
         gpu_lines(f, s2, n);
-        if (n) render_table(f, s2, n, brief, hp2);
+        if (n) render_table(f, s2, n, brief, hp2, cols);
         fclose(f);
         if (tty) fputs("\033[H\033[2J", stdout);
         else if (it) fputc('\n', stdout);
-        int cols = 0, rows = 0;
-        if (tty) term_size(&cols, &rows);
         put_cut(frame, flen, cols, rows);
         free(frame);
         fflush(stdout);

@@ -91,10 +91,31 @@ static void libraries(FILE *f, const struct snap *x)
                 unseen == 1 ? "" : "es");
 }
 
-void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *const *hist)
+/* s cut to at most w columns (whole UTF-8 characters; a byte that is not
+ * well-formed counts one), into out; returns the columns taken. */
+static int cut_cols(const char *s, int w, char *out, size_t len)
 {
-    fprintf(f, "%-20s %-4s %-27s %-17s %-10s %5s%s\n", "CONTAINER", "GPU", "MEMORY USED / CAP",
-            "SM UTIL / CAP", "SAMPLER", "PROCS", hist ? "  UTIL HISTORY" : "");
+    size_t at = 0;
+    int col = 0;
+    for (; s[at] && col < w; col++) {
+        int l = cc_utf8_len((const unsigned char *)s + at);
+        if (at + (size_t)(l > 0 ? l : 1) >= len) break;
+        at += l > 0 ? (size_t)l : 1;
+    }
+    memcpy(out, s, at);
+    out[at] = 0;
+    return col;
+}
+
+void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *const *hist, int width)
+{
+    int narrow = width > 0 && width < RENDER_FULL_WIDTH;
+    if (narrow)
+        fprintf(f, "%-12s %-3s %-20s %-15s %5s%s\n", "CONTAINER", "GPU", "MEMORY USED / CAP",
+                "SM UTIL / CAP", "PROCS", hist ? "  UTIL HISTORY" : "");
+    else
+        fprintf(f, "%-20s %-4s %-27s %-17s %-10s %5s%s\n", "CONTAINER", "GPU", "MEMORY USED / CAP",
+                "SM UTIL / CAP", "SAMPLER", "PROCS", hist ? "  UTIL HISTORY" : "");
     for (int c = 0; c < n; c++) {
         const struct snap *x = s[c];
         if (x->ndev == 0) {
@@ -123,9 +144,15 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
             else
                 snprintf(util, sizeof util, "-");
             owner_str(d, own, sizeof own);
-            fprintf(f, "%-20s %-4d %-27s %-17s %-10s %5d%s%s\n", i == 0 ? x->name : "", d->index,
-                    mem, util, own, d->nproc, hist && i == 0 ? "  " : "",
-                    hist && i == 0 && hist[c] ? hist[c] : "");
+            char nm[64];
+            int taken = cut_cols(i == 0 ? x->name : "", 12, nm, sizeof nm);
+            if (narrow) /* padded by hand: %-12s counts bytes, not columns */
+                fprintf(f, "%s%*s %-3d %-20s %-15s %5d%s%s\n", nm, 12 - taken, "", d->index, mem,
+                        util, d->nproc, hist && i == 0 ? "  " : "", hist && i == 0 && hist[c] ? hist[c] : "");
+            else
+                fprintf(f, "%-20s %-4d %-27s %-17s %-10s %5d%s%s\n", i == 0 ? x->name : "", d->index,
+                        mem, util, own, d->nproc, hist && i == 0 ? "  " : "",
+                        hist && i == 0 && hist[c] ? hist[c] : "");
             if (d->sm_soft_pm) /* elastic: hard cap above, and what it may borrow */
                 fprintf(f, "%-20s      elastic: hard %s, soft %s, target %s, %s, %.1f device-s borrowed\n",
                         "", render_pct(1, d->sm_limit_pm, u1, sizeof u1),

@@ -8,8 +8,12 @@
 
 /* Status table: one line per container and device, then its processes
  * (unless brief). hist: per-container utilization history for top (NULL
- * for status), a string drawn after the device line. */
-void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *const *hist);
+ * for status), a string drawn after the device line. width: the
+ * terminal's columns (0: unlimited). Under RENDER_FULL_WIDTH the
+ * container lines drop the SAMPLER column and cut names to 12 columns, so
+ * that memory, SM and PROCS stay on a 60-column terminal. */
+#define RENDER_FULL_WIDTH 88
+void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *const *hist, int width);
 void render_json(FILE *f, const char *root, struct snap *const *s, int n);
 /* pr: the kubelet's pod-resources table (NULL: none), for pod labels. */
 struct podres;
