@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cap/cfg.h"
 #include "cap/compute/compute.h"
 #include "cap/compute/compute_region.h"
 #include "cap/memledger.h"
@@ -115,7 +116,7 @@ uint32_t cc_hostpid(int ordinal)
 static int any_cap(void)
 {
     for (int i = 0; i < CC_MAX_DEVICES; i++)
-        if (cc_cfg.mem_limit[i] || (cc_cfg.sm_limit[i] > 0 && cc_cfg.sm_limit[i] < 100)) return 1;
+        if (cc_cfg.mem_limit[i] || cc_cfg_sm_capped(i)) return 1;
     return 0;
 }
 

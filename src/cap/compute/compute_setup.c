@@ -186,10 +186,10 @@ static void setup_locked(struct cc_compute_device *d, int ordinal)
 {
     cc_assert_held(&setup_mu);
     d->ordinal = ordinal;
-    uint32_t pct = ordinal < CC_MAX_DEVICES ? cc_cfg.sm_limit[ordinal] : 0;
+    uint32_t pct = cc_cfg_sm_capped(ordinal) ? cc_cfg.sm_limit[ordinal] : 0;
     char uuid[CC_PORT_UUID_LEN];
     nvmlDevice_t nvml = NULL;
-    if (pct == 0 || pct >= 100) {
+    if (pct == 0) {
         __atomic_store_n(&d->state, CC_DEV_UNCAPPED, __ATOMIC_RELEASE);
         return;
     }
@@ -257,7 +257,7 @@ int cc_compute_device_untold(void)
     for (int i = 0; n == 0 && i < CC_MAX_DEVICES; i++) {
         char uuid[CC_PORT_UUID_LEN];
         nvmlDevice_t h;
-        if (cc_cfg.sm_limit[i] > 0 && cc_cfg.sm_limit[i] < 100 && cc_port()->device_info(i, uuid, &h) == 0)
+        if (cc_cfg_sm_capped(i) && cc_port()->device_info(i, uuid, &h) == 0)
             many += only >= 0, only = i;
     }
     if (n == 0 && only >= 0 && !many) return only;
@@ -358,7 +358,7 @@ static void decide_mode(void)
 {
     int on = 0;
     for (int i = 0; i < CC_MAX_DEVICES; i++)
-        if (cc_cfg.sm_limit[i] > 0 && cc_cfg.sm_limit[i] < 100) on = 1;
+        if (cc_cfg_sm_capped(i)) on = 1;
     if (on) { /* the cap's modules are in use from here: each registers its fork reset */
         cc_fork_child_register(fork_child);
         cc_capture_init();
