@@ -14,9 +14,12 @@ L=$(cd "$P" && ls -d lib*/cudacap lib/*/cudacap 2>/dev/null | head -1)
 soname=$(objdump -p "$P/$L/libcudacap.so.$V" | awk '$1 == "SONAME" {print $2}')
 [ "$soname" = "libcudacap.so.${V%%.*}" ] && ok "soname $soname" || fail "soname '$soname'"
 for m in cudacap cudacap-run cudacap-prepare cudacap-status cudacap-metrics cudacap-cdi cudacap-doctor; do
-  f=$P/share/man/man1/$m.1
-  [ -s "$f" ] && grep -q '^\.TH ' "$f" && ok "man $m" || fail "man page $m"
+  f=$P/share/man/man1/$m.1.gz
+  [ -s "$f" ] && zcat "$f" | grep -q '^\.TH ' && ok "man $m" || fail "man page $m"
 done
+[ -s "$P/share/doc/cudacap/copyright" ] && ok "copyright file" || fail "no copyright file"
+zcat "$P/share/doc/cudacap/changelog.gz" | head -1 | grep -q "^cudacap ($V)" && ok "changelog of $V" \
+  || fail "changelog: $(zcat "$P/share/doc/cudacap/changelog.gz" 2>&1 | head -1)"
 B=$P/share/bash-completion/completions/cudacap
 out=$(bash -c ". '$B' && complete -p cudacap" 2>&1); has "_cudacap" "bash completion loads"
 out=$(bash -c ". '$B'; COMP_WORDS=(cudacap st); COMP_CWORD=1; _cudacap; echo \${COMPREPLY[*]}" 2>&1)
