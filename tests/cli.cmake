@@ -127,5 +127,12 @@ cc_test_exe(cli_podres_decode ${CMAKE_CURRENT_SOURCE_DIR}/cli_podres_decode.c ${
 target_include_directories(cli_podres_decode PRIVATE ${CMAKE_SOURCE_DIR}/src)
 add_dependencies(cudacap_demo_worker cli_podres_decode)
 add_test(NAME cli.podres.decode COMMAND cli_podres_decode)
+# HPACK decoding of the kubelet's trailers (grpc-status): vectors, malformed
+# and random blocks (tests/cli_hpack.c).
+cc_test_exe(cli_hpack ${CMAKE_CURRENT_SOURCE_DIR}/cli_hpack.c ${CMAKE_SOURCE_DIR}/src/cli/hpack.c)
+target_include_directories(cli_hpack PRIVATE ${CMAKE_SOURCE_DIR}/src)
+add_dependencies(cudacap_demo_worker cli_hpack)
+add_test(NAME cli.podres.hpack COMMAND cli_hpack)
+set_tests_properties(cli.podres.hpack PROPERTIES LABELS cli)
 set_tests_properties(cli.podres.decode PROPERTIES LABELS cli TIMEOUT 60)
 cc_cli_test(deploy.podres deploy_podres.sh)

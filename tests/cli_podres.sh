@@ -131,7 +131,8 @@ broken random "not an HTTP/2 (gRPC) server"
 broken close "pod-resources socket"
 broken truncated "malformed protobuf"
 broken huge "declares 4294967280 bytes"
-broken error "without a response message"
+# The trailers decoded (HPACK, src/cli/hpack.c): the status named.
+broken error "gRPC status 7 (PERMISSION_DENIED): fake kubelet says no"
 kill $sp; wait $sp 2>/dev/null; sp=
 m --pod-resources $S # the file is left, nobody listens
 [[ $err == *"refused"* ]] && [ -n "$(line '_fb_used_bytes{cudacap_container="job1",')" ] && ok "stale socket: refused, said" \

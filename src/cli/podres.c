@@ -17,6 +17,8 @@
 
 #include "cli/podres.h"
 
+#include "cli/hpack.h"
+
 #define H2_MAX_FRAME 16384 /* SETTINGS_MAX_FRAME_SIZE's default: we announce no other */
 /* Raised once, on the connection and the stream, past the largest response
  * we accept: big nodes answer more than the default 64 KiB window, and with
@@ -30,6 +32,8 @@ enum { F_DATA, F_HEADERS, F_PRIORITY, F_RST_STREAM, F_SETTINGS, F_PUSH_PROMISE, 
 #define FL_ACK 0x1        /* SETTINGS, PING */
 #define FL_END_HEADERS 0x4
 #define FL_PADDED 0x8
+#define FL_PRIORITY 0x20 /* HEADERS */
+#define H2_MAX_BLOCK 16384 /* a response's header block (HEADERS + CONTINUATIONs) */
 
 struct conn {
     int fd;
@@ -39,6 +43,9 @@ struct conn {
     const char *phase;
     char *why;
     size_t whylen;
+    struct hpack hp;   /* the response's header blocks, in order */
+    int status;        /* grpc-status from the trailers; -1 none seen */
+    char message[160]; /* grpc-message (percent-encoded as sent) */
 };
 
 static int64_t now_ms(void)
@@ -208,10 +215,53 @@ static int take_data(struct conn *c, uint8_t **msg, size_t *len, size_t *cap, co
     return 0;
 }
 
+static void on_field(const char *name, const char *value, size_t len, void *arg)
+{
+    struct conn *c = arg;
+    (void)len;
+    if (!strcmp(name, "grpc-status")) {
+        char *end;
+        long v = strtol(value, &end, 10);
+        c->status = *value && !*end && v >= 0 && v < 100 ? (int)v : 2; /* unparsable: UNKNOWN */
+    } else if (!strcmp(name, "grpc-message")) {
+        snprintf(c->message, sizeof c->message, "%s", value);
+        for (char *p = c->message; *p; p++)
+            if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7e) *p = '?';
+    }
+}
+
+/* A header block's fragment: HEADERS less its padding and priority fields,
+ * or a CONTINUATION's payload, appended to blk (decoded at END_HEADERS). */
+static int block_add(struct conn *c, uint8_t *blk, size_t *bl, const uint8_t *p, size_t n, int fl, int type)
+{
+    size_t pad = 0, skip = 0;
+    if (type == F_HEADERS && (fl & FL_PADDED)) {
+        if (n < 1) return fail(c, "a padded HEADERS frame without its pad length");
+        pad = p[0], skip = 1;
+    }
+    if (type == F_HEADERS && (fl & FL_PRIORITY)) skip += 5;
+    if (skip + pad > n) return fail(c, "HEADERS padding or priority longer than the frame");
+    size_t k = n - skip - pad;
+    if (*bl + k > H2_MAX_BLOCK) return fail(c, "a header block of more than %d bytes", H2_MAX_BLOCK);
+    memcpy(blk + *bl, p + skip, k);
+    *bl += k;
+    return 0;
+}
+
+static int block_end(struct conn *c, const uint8_t *blk, size_t bl)
+{
+    char why[96];
+    if (hpack_decode(&c->hp, blk, bl, on_field, c, why, sizeof why))
+        return fail(c, "the response headers cannot be read (%s)", why);
+    return 0;
+}
+
 /* Reads frames until stream 1 ends; the DATA payloads into *msg. */
 static int read_response(struct conn *c, uint8_t **msg, size_t *len)
 {
     static uint8_t pay[H2_MAX_FRAME]; /* one call at a time (single-threaded command) */
+    static uint8_t blk[H2_MAX_BLOCK];
+    size_t bl = 0;
     uint8_t h[9];
     size_t cap = 0;
     int settings = 0, in_block = 0, block_ends_stream = 0;
@@ -246,13 +296,18 @@ static int read_response(struct conn *c, uint8_t **msg, size_t *len)
             if (sid != 1) return fail(c, "HEADERS on stream %u", sid);
             c->phase = "reading the response";
             block_ends_stream = fl & FL_END_STREAM;
+            bl = 0;
+            if (block_add(c, blk, &bl, pay, n, fl, type)) return -1;
             if (!(fl & FL_END_HEADERS)) in_block = 1;
+            else if (block_end(c, blk, bl)) return -1;
             else if (block_ends_stream) return 0;
             break;
         case F_CONTINUATION:
             if (!in_block) return fail(c, "CONTINUATION without HEADERS");
+            if (block_add(c, blk, &bl, pay, n, fl, type)) return -1;
             if (fl & FL_END_HEADERS) {
                 in_block = 0;
+                if (block_end(c, blk, bl)) return -1;
                 if (block_ends_stream) return 0;
             }
             break;
@@ -294,22 +349,36 @@ static int read_response(struct conn *c, uint8_t **msg, size_t *len)
     }
 }
 
+/* gRPC's status codes (grpc/doc/statuscodes.md). */
+static const char *grpc_code_name(int s)
+{
+    static const char *const names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
+                                        "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+                                        "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+                                        "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
+                                        "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+    return s >= 0 && s < (int)(sizeof names / sizeof names[0]) ? names[s] : "unknown code";
+}
+
 uint8_t *podres_call(const char *path, int deadline_ms, size_t *len, int *absent, char *why, size_t whylen)
 {
     struct conn c = {.fd = -1, .deadline_ms = now_ms() + deadline_ms, .budget_ms = deadline_ms,
-                     .phase = "connecting", .why = why, .whylen = whylen};
+                     .phase = "connecting", .why = why, .whylen = whylen, .status = -1};
     uint8_t req[512], *msg = NULL;
     *len = 0, *absent = 0;
     int r = connect_unix(&c, path, absent);
     if (!r) c.phase = "sending the request", r = send_all(&c, req, request(req, deadline_ms));
     if (!r) r = read_response(&c, &msg, len);
     if (c.fd >= 0) close(c.fd);
-    /* The trailers' grpc-status is not decoded (HPACK, Huffman-coded by
-     * most servers): success is one complete message. An error status comes
-     * without one (trailers only). */
+    hpack_free(&c.hp);
+    /* The trailers' grpc-status: 0 or absent with one complete message is
+     * success; any other status is the call's error, named. */
+    if (!r && c.status > 0)
+        r = fail(&c, "the kubelet answered gRPC status %d (%s)%s%s", c.status, grpc_code_name(c.status),
+                 c.message[0] ? ": " : "", c.message);
     if (!r && *len < GRPC_PREFIX)
-        r = fail(&c, "the call ended without a response message (%zu bytes): a gRPC error status "
-                     "(PERMISSION_DENIED, UNIMPLEMENTED, ...; not decoded)", *len);
+        r = fail(&c, "the call ended without a response message (%zu bytes) and without an error status",
+                 *len);
     if (!r && *len != GRPC_PREFIX + (size_t)be32(msg + 1))
         r = fail(&c, "the gRPC message is truncated: %zu of %u bytes", *len - GRPC_PREFIX, be32(msg + 1));
     if (r) {
