@@ -106,6 +106,7 @@ set_tests_properties(cli.cdi.podman PROPERTIES RUN_SERIAL FALSE TIMEOUT 120)
 cc_cli_test(cli.metrics.counters cli_metrics_counters.sh)
 cc_cli_test(cli.metrics.node cli_metrics_node.sh)
 cc_cli_test(cli.node cli_node.sh)
+cc_cli_test(cli.allusers cli_allusers.sh)
 # glibc 2.17+ images: the library needs no GLIBC_ version above 2.17
 # (scripts/check-glibc.sh); the control: the same check at 2.16 must fail.
 if(CUDACAP_GLIBC_COMPAT)

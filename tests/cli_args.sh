@@ -6,6 +6,18 @@ expect 2 "no command" $C
 expect 0 "cudacap --help" $C --help; has "commands:" "help lists commands"
 expect 0 "version" $C version; has "cudacap " "version printed"
 expect 2 "unknown command" $C frobnicate; has 'unknown command "frobnicate"' "names the command"
+# Completion offers every option each --help names (packaging/bash-completion).
+COMP=$(dirname "$0")/../packaging/bash-completion/cudacap
+for sub in run prepare status top metrics cdi doctor; do
+  offered=$(sed -n "s/^ *$sub) opts=\"\(.*\)\" ;;\$/\1/p" "$COMP")
+  missing=
+  # Options are named in the usage line and the option list (lines that
+  # start with one), not in the prose.
+  for o in $($C $sub --help | grep -E '^(usage:|  +--)' | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+    case " $offered " in *" $o "*) ;; *) missing="$missing $o" ;; esac
+  done
+  [ -z "$missing" ] && ok "completion offers every option of $sub" || fail "completion of $sub lacks:$missing"
+done
 for sub in run prepare status top metrics cdi doctor; do
   expect 0 "$sub --help" $C $sub --help; has "usage: cudacap $sub" "$sub usage"
   expect 0 "help $sub" $C help $sub; has "usage: cudacap $sub" "help $sub usage"

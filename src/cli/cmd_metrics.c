@@ -14,13 +14,14 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/noderoots.h"
 #include "cli/httpd.h"
 #include "cli/podres.h"
 #include "cli/render.h"
 
 static void usage(FILE *f)
 {
-    fputs("usage: cudacap metrics [--root ROOT | ROOT] [--output FILE | --listen [ADDR]:PORT]\n"
+    fputs("usage: cudacap metrics [--root ROOT | ROOT | --all-users] [--output FILE | --listen [ADDR]:PORT]\n"
           "                       [--pod-resources PATH | none]\n"
           "\n"
           "Prometheus text exposition (version 0.0.4) of every container under ROOT, with\n"
@@ -34,6 +35,7 @@ static void usage(FILE *f)
           "  --listen [ADDR]:PORT  serve GET /metrics over HTTP until SIGTERM/SIGINT (e.g. :9477;\n"
           "                        9400 is dcgm-exporter's)\n"
           "  --root ROOT           as for cudacap status\n"
+          "  --all-users           every container of the node, as for cudacap status\n"
           "  --pod-resources PATH  the kubelet's pod-resources socket, for the namespace,\n"
           "                        pod, container labels of containers a pod's\n"
           "                        device names (default $CUDACAP_POD_RESOURCES, else\n"
@@ -101,6 +103,8 @@ static int stale(const struct snap *x, time_t now)
     return newest && now - newest > stale_after_s;
 }
 
+static int all_users; /* --all-users: every root of the node (noderoots.c) */
+
 /* The whole exposition into a malloc'ed buffer. */
 static char *expose(const void *arg, size_t *len)
 {
@@ -109,7 +113,7 @@ static char *expose(const void *arg, size_t *len)
     FILE *f = open_memstream(&buf, len);
     if (!f) return NULL;
     struct snap **s = NULL;
-    int k = snap_collect(root, &s);
+    int k = snap_collect_any(root, all_users, &s);
     if (k < 0) k = 0; /* no ROOT yet: no containers (an exporter must not fail) */
     /* The stale ones moved past the end of what is rendered (all released). */
     int shown = 0;
@@ -186,6 +190,7 @@ int cmd_metrics(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return usage(stdout), 0;
         else if (cli_opt_val(argc, argv, &i, "--root", &v)) root_opt = v;
+        else if (cli_opt_flag(argv, i, "--all-users")) all_users = 1;
         else if (cli_opt_val(argc, argv, &i, "--output", &v)) out = v;
         else if (cli_opt_val(argc, argv, &i, "--listen", &v)) lis = v;
         else if (cli_opt_val(argc, argv, &i, "--pod-resources", &v)) pr = v;
@@ -194,6 +199,7 @@ int cmd_metrics(int argc, char **argv)
         else cli_root_positional(argv[i], &pos);
     }
     if (pos && root_opt) cli_usage_error("ROOT given twice (\"%s\" and --root %s)", pos, root_opt);
+    if (all_users && (pos || root_opt)) cli_usage_error("--all-users and a ROOT exclude each other");
     if (out && lis) cli_usage_error("--output and --listen exclude each other");
     if (out && !*out) cli_usage_error("--output: empty path");
     const char *root = cli_default_root(pos ? pos : root_opt);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/noderoots.h"
 #include "cli/gpu_info.h"
 #include "cli/render.h"
 
@@ -33,7 +34,8 @@ static void on_signal(int sig) { (void)sig; stop = 1; }
 
 static void top_usage(FILE *f)
 {
-    fputs("usage: cudacap top [--interval SEC] [--iterations N] [--brief] [--root ROOT | ROOT]\n"
+    fputs("usage: cudacap top [--interval SEC] [--iterations N] [--brief] [--root ROOT | ROOT |\n"
+          "                   --all-users]\n"
           "\n"
           "cudacap status, live: refreshes every SEC seconds (default 1) with a short\n"
           "utilization history per container (the highest of its devices). Read-only,\n"
@@ -43,7 +45,8 @@ static void top_usage(FILE *f)
           "  --interval SEC   refresh period, 0.1..60\n"
           "  --iterations N   stop after N frames (default: until q or interrupted)\n"
           "  --brief          no process lines\n"
-          "  --root ROOT      as for cudacap status\n",
+          "  --root ROOT      as for cudacap status\n"
+          "  --all-users      every container of the node, as for cudacap status\n",
           f);
 }
 
@@ -211,7 +214,7 @@ int cmd_top(int argc, char **argv)
 {
     double interval = 1.0;
     long iterations = 0;
-    int brief = 0;
+    int brief = 0, all = 0;
     const char *root_opt = NULL, *pos = NULL, *v;
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return top_usage(stdout), 0;
@@ -220,10 +223,12 @@ int cmd_top(int argc, char **argv)
         else if (cli_opt_val(argc, argv, &i, "--iterations", &v))
             iterations = cli_parse_long("--iterations", v, 1, 1000000000L);
         else if (cli_opt_flag(argv, i, "--brief")) brief = 1;
+        else if (cli_opt_flag(argv, i, "--all-users")) all = 1;
         else if (cli_opt_val(argc, argv, &i, "--root", &v)) root_opt = v;
         else cli_root_positional(argv[i], &pos);
     }
-    const char *root = cli_root_arg(pos, root_opt);
+    if (all && (pos || root_opt)) cli_usage_error("--all-users and a ROOT exclude each other");
+    const char *root = all ? "all users" : cli_root_arg(pos, root_opt);
     int tty = isatty(STDOUT_FILENO);
     int keys = tty && isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
     if (keys) {
@@ -253,7 +258,7 @@ int cmd_top(int argc, char **argv)
     if (tty) fputs("\033[?25l", stdout); /* hide the cursor while drawing */
     for (long it = 0; !stop && (iterations == 0 || it < iterations);) {
         struct snap **s;
-        int n = snap_collect(root, &s);
+        int n = snap_collect_any(root, all, &s);
         if (n < 0) {
             cli_err("cannot read %s: %s", root, strerror(errno));
             rc = 1;
