@@ -75,6 +75,7 @@ set_property(TEST route.deepbind.ctor APPEND PROPERTY ENVIRONMENT ${env_deep_mem
 cc_add_preloaded_test(route.deepbind.launch route_deepbind launch)
 set_property(TEST route.deepbind.launch APPEND PROPERTY ENVIRONMENT CUDACAP_SM_LIMIT=30)
 cc_add_preloaded_test(route.deepbind.runpath route_deepbind runpath)
+cc_add_preloaded_test(route.deepbind.own route_deepbind own)
 cc_preload_control_mode(route.deepbind.alloc.control route_deepbind "alloc;now"
                         cudacap_deepbind_unbound CC_TEST_DEEPBIND_UNBOUND ${env_deep_mem})
 cc_preload_control_mode(route.deepbind.launch.control route_deepbind launch

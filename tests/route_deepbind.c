@@ -14,6 +14,9 @@
  *       allocations fit what is left of the 1 GiB cap (the open marks the
  *       process's NVML-measured overhead stale; without that mark, 960 MiB
  *       were granted on top of the 768).
+ *   route_deepbind own              the plugin defines cuMemGetInfo_v2 itself:
+ *       its own call keeps reaching its own definition (only imports are
+ *       rebound; with every slot rebound, it got cudacap's answer).
  *   route_deepbind runpath          the same plugin opened without the flag
  *       by its bare name: the caller's RUNPATH still finds it (the dlopen
  *       stub jumps to the C library's, the caller's address in place).
@@ -87,6 +90,13 @@ int main(int argc, char **argv)
         }
         CHECK_EXIT();
     }
+    if (strcmp(mode, "own") == 0) {
+        size_t (*own)(void) = (size_t(*)(void))dlsym(h, "deep_own_free");
+        size_t f = own ? own() : 0;
+        printf("the plugin's own cuMemGetInfo_v2 answered free %zu\n", f);
+        CHECK(f == 1234, "the plugin's call to its own cuMemGetInfo_v2 was rebound (free %zu)", f);
+        CHECK_EXIT();
+    }
     if (strcmp(mode, "ctor") == 0) {
         /* DEEP_CTOR_MIB=768 (the test's environment): the plugin's
          * constructor took 768 MiB inside the open, behind cudacap's back;
@@ -128,6 +138,6 @@ int main(int argc, char **argv)
         CHECK(share >= 0.15, "plugin launches: busy only %.2f", share);
         CHECK_EXIT();
     }
-    fprintf(stderr, "usage: route_deepbind alloc now|lazy | ctor | launch | runpath\n");
+    fprintf(stderr, "usage: route_deepbind alloc now|lazy | ctor | own | launch | runpath\n");
     return 2;
 }

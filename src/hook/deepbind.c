@@ -101,6 +101,9 @@ static void bind_slot(struct object *o, const ElfW(Rela) *r)
     unsigned long type = ELF64_R_TYPE(r->r_info), si = ELF64_R_SYM(r->r_info);
     if (si == 0 || (type != R_JUMP_SLOT && type != R_GLOB_DAT && !(type == R_ABS64 && r->r_addend == 0)))
         return;
+    /* Imports only: a name the object defines itself (a plugin with its
+     * own dlsym, say) keeps its own definition, as the flag asked. */
+    if (o->sym[si].st_shndx != SHN_UNDEF) return;
     size_t at = o->sym[si].st_name;
     if (at >= o->strsz) return;
     void *to = ours(o->str + at);
