@@ -209,6 +209,9 @@ __attribute__((visibility("hidden"))) void *cc_dlopen_deep(const char *file, int
     (void)bind_object;
 #else
     if (h) {
+        /* Two threads' binding passes never overlap: glibc runs each
+         * dl_iterate_phdr under its loader lock, so one pass's RELRO page
+         * is read-only again before another's callback runs. */
         dl_iterate_phdr(bind_object, s); /* s NULL: every object */
         cc_mem_overhead_stale_all();     /* what the constructors allocated */
     }
