@@ -42,7 +42,7 @@ static int L;
 
 static cc_drip_t drip(void)
 {
-    return (cc_drip_t){&R->accrued_ns[L], &R->dev[L].share, CAPACITY, 0, 0, &R->pace[L], NULL};
+    return (cc_drip_t){&R->accrued_ns[L], &R->dev[L].share, CAPACITY, 0, 0, &R->pace[L]};
 }
 
 static void launcher(void)

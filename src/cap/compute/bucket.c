@@ -270,8 +270,8 @@ uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_
 #ifdef CC_TEST_NO_DRIP /* negative control of tests/compute_smooth.c: tokens only at refills */
     drip = NULL;
 #endif
-    /* Once per wait (not per wake): fork children differ. */
-    uint32_t me = drip && drip->who ? drip->who() : (uint32_t)getpid();
+    /* One syscall per wait (not per wake): fork children differ. */
+    uint32_t me = (uint32_t)getpid();
     /* Not on an elastic line (share_ceiling set): there the group's debt
      * dropped the borrower to 3-12 % of the device for 0.3 s when a
      * newcomer's arrival made it yield (hard 30 %; compute.elastic.newcomer

@@ -143,9 +143,6 @@ typedef struct cc_drip {
      * largest lump. */
     int64_t burst;
     cc_compute_pace_t *pace; /* who waited last (region or private); NULL: always paced */
-    /* This process's name in the pacing record: its process key in the
-     * region (two pid namespaces' pid 1s are two processes); NULL: getpid. */
-    uint32_t (*who)(void);
 } cc_drip_t;
 
 /* 1 when pace says another process than pid waited within

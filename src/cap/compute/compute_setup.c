@@ -158,7 +158,6 @@ static void fill_view(struct cc_compute_view *v, const struct cc_compute_device 
     v->drip.burst = 0;
 #endif
     v->drip.pace = pace;
-    v->drip.who = cc_compute_key;
     /* An elastic line's share may reach the soft limit's (bucket.c). */
     v->drip.share_ceiling = d->soft_pm ? (int64_t)(CC_PERIOD_NS * d->soft_pm / 1000) * 5 / 4 : 0;
     v->el = el;
