@@ -65,7 +65,7 @@ static CUresult exchange(CUstreamCaptureMode *m)
     fake.exchanges++;
     return CUDA_SUCCESS;
 }
-static int dev_current(void) { return 0; }
+static int dev_current(void) { return fake.no_current ? -1 : 0; }
 static int dev_of_stream(CUstream s, int ptsz)
 {
     (void)s, (void)ptsz;
@@ -79,11 +79,29 @@ static int dev_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t *nvml
     return 0;
 }
 
+static uint32_t host_pid(int ordinal)
+{
+    (void)ordinal;
+    return fake.host_pid;
+}
+static uint32_t host_pid_known(void) { return fake.host_pid; }
+static int proc_mem(int ordinal, uint32_t pid, uint64_t *bytes)
+{
+    if (ordinal != 0 || !fake.proc_mem_known || pid != fake.host_pid) return 0;
+    *bytes = fake.proc_mem;
+    return 1;
+}
+static void refresh(void)
+{
+    fake.refreshes++;
+    if (fake.on_refresh) fake.on_refresh();
+}
+
 static cc_port_t port;
 
 void fake_port_install(void)
 {
-    port = cc_port_default; /* NVML and host pid: the failing defaults */
+    port = cc_port_default; /* NVML sampling: the failing defaults */
     port.event_create = ev_create;
     port.event_record = port.event_record_ptsz = ev_record;
     port.event_query = ev_done;
@@ -96,5 +114,9 @@ void fake_port_install(void)
     port.device_current = dev_current;
     port.device_of_stream = dev_of_stream;
     port.device_info = dev_info;
+    port.host_pid_discover = host_pid;
+    port.host_pid_known = host_pid_known;
+    port.nvml_process_memory = proc_mem;
+    port.mem_refresh_own = refresh;
     cc_port_install(&port);
 }

@@ -11,6 +11,13 @@ struct fake_port_script {
     int events_made, events_destroyed, records, exchanges, queries;
     int not_ready;                               /* the next this many queries: not ready */
     CUstreamCaptureMode mode;                    /* the thread's mode, as exchanged */
+    /* Memory policy (cap/mem): */
+    int no_current;         /* device_current fails (-1) */
+    uint32_t host_pid;      /* host_pid_discover's answer (0: unknown) */
+    int proc_mem_known;     /* nvml_process_memory answers */
+    uint64_t proc_mem;      /* ... with this many bytes */
+    int refreshes;          /* mem_refresh_own calls */
+    void (*on_refresh)(void); /* run by each (may be NULL) */
 };
 extern struct fake_port_script fake;
 

@@ -1,6 +1,6 @@
 /* The two ways a process sees a capped device's memory, NVML's
  * (nvmlDeviceGetMemoryInfo and _v2) and CUDA's (cuMemGetInfo), must report
- * the same numbers (src/hook/memory_acct.c computes both). NVML is asked
+ * the same numbers (src/cap/mem/admit.c computes both). NVML is asked
  * first, so it cannot lean on a refresh that cuMemGetInfo just made: a view
  * that skips one (before issue 11, nvml.c re-read neither graph memory nor
  * this process's overhead) differs where that refresh matters. Device 0 of

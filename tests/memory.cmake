@@ -1,9 +1,9 @@
 # Memory cap suites (issue 3). Ledger tests link cudacap_core (no CUDA); the
 # negative controls compile the ledger again with a -D that removes one
 # mechanism, and are registered WILL_FAIL: ctest fails if they pass.
-# The ledger's files as src/cap/memory.cmake lists them (src/cap/mem/).
+# The ledger's files as src/cap/memory.cmake lists them (src/cap/mem/ledger_*).
 get_target_property(CC_ML_SRCS cudacap_core SOURCES)
-list(FILTER CC_ML_SRCS INCLUDE REGEX "^cap/mem/")
+list(FILTER CC_ML_SRCS INCLUDE REGEX "^cap/mem/ledger_")
 list(TRANSFORM CC_ML_SRCS PREPEND ${CMAKE_SOURCE_DIR}/src/)
 # And every layer below (region, os, common), compiled with the control's
 # -D too: region.c and guard.c hold switches of their own.

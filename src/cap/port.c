@@ -57,6 +57,12 @@ static int no_running_pids(int ordinal, uint32_t *pids, unsigned int *n)
     (void)ordinal, (void)pids, (void)n;
     return -1;
 }
+static int no_process_memory(int ordinal, uint32_t pid, uint64_t *bytes)
+{
+    (void)ordinal, (void)pid, (void)bytes;
+    return 0;
+}
+static void no_refresh(void) {}
 static int no_device_current(void) { return -1; }
 static int no_device_of_stream(CUstream s, int ptsz)
 {
@@ -90,6 +96,8 @@ const cc_port_t cc_port_default = {
     .nvml_process_utilization = no_proc_util,
     .nvml_device_utilization = no_dev_util,
     .nvml_running_pids = no_running_pids,
+    .nvml_process_memory = no_process_memory,
+    .mem_refresh_own = no_refresh,
     .device_current = no_device_current,
     .device_of_stream = no_device_of_stream,
     .device_info = no_device_info,

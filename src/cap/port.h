@@ -76,6 +76,19 @@ typedef struct cc_port {
      * 6 us on the H200): at most *n into pids, *n set to their count. 0, or
      * -1 (no NVML, more than *n, an error; outputs unspecified). */
     int (*nvml_running_pids)(int ordinal, uint32_t *pids, unsigned int *n);
+    /* The device memory NVML says process `pid` (a host pid) holds on device
+     * `ordinal` (the same process list, its usedGpuMemory): 1 with *bytes
+     * set, 0 when it cannot tell (no NVML, the pid not listed, the figure
+     * not available: MIG). Not on a hot path: a binding, a refusal (at most
+     * every 50 ms), a memory query. */
+    int (*nvml_process_memory)(int ordinal, uint32_t pid, uint64_t *bytes);
+
+    /* --- the hook layer's own memory (cap/mem). */
+    /* Drops from the ledger what this process's pools and graphs no longer
+     * hold (pools trimmed, graph execs destroyed): the memory cap's retry
+     * before a refusal and its view. Takes the hook's pool and graph locks
+     * (docs/design.md, "Locks"); never blocks on another process. */
+    void (*mem_refresh_own)(void);
 
     /* --- devices (compute_setup.c, gate.c). */
     /* The ordinal of the calling thread's current context, -1 when none

@@ -67,11 +67,17 @@ static nvmlReturn_t f_dev_util(nvmlDevice_t d, unsigned int *pct)
 {
     return cc_fault(CC_FP_NVML_DEVUTIL) ? NVML_ERROR_UNKNOWN : in->nvml_device_utilization(d, pct);
 }
-/* The hook's process list has its own point (CC_FP_NVML_PROCS). */
+/* The hook's process list has its own point (CC_FP_NVML_PROCS): the two
+ * entries over it pass through. */
 static int f_running_pids(int ordinal, uint32_t *pids, unsigned int *n)
 {
     return in->nvml_running_pids(ordinal, pids, n);
 }
+static int f_process_memory(int ordinal, uint32_t pid, uint64_t *bytes)
+{
+    return in->nvml_process_memory(ordinal, pid, bytes);
+}
+static void f_refresh(void) { in->mem_refresh_own(); }
 static int f_device_current(void) { return cc_fault(CC_FP_DEVICE_CURRENT) ? -1 : in->device_current(); }
 static int f_device_of_stream(CUstream s, int ptsz)
 {
@@ -102,6 +108,8 @@ static const cc_port_t faulty = {
     .nvml_process_utilization = f_proc_util,
     .nvml_device_utilization = f_dev_util,
     .nvml_running_pids = f_running_pids,
+    .nvml_process_memory = f_process_memory,
+    .mem_refresh_own = f_refresh,
     .device_current = f_device_current,
     .device_of_stream = f_device_of_stream,
     .device_info = f_device_info,

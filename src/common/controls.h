@@ -16,9 +16,9 @@
 #define CC_CONTROLS(X)                                                                                                 \
     /* memory */                                                                                                       \
     X(CC_TEST_ARRAY_AFTER, "hook/memory_vmm.c", "mem.arrays.before.control")                                           \
-    X(CC_TEST_CTX_CONTROL, "hook/memory_acct.h hook/memory_ctx.c",                                                     \
+    X(CC_TEST_CTX_CONTROL, "cap/mem/mem.h cap/mem/ctx_admit.c",                                                     \
       "mem.ctx.late.control mem.ctx.fork.control mem.ctx.learn.control mem.ctx.code.control")                          \
-    X(CC_TEST_CTX_UNCHARGED, "hook/memory_ctx.c", "faults.loop.control.nvml_procs")                                    \
+    X(CC_TEST_CTX_UNCHARGED, "cap/mem/ctx_admit.c", "faults.loop.control.nvml_procs")                                    \
     X(CC_TEST_CURRENT_DEVICE, "hook/devices.c hook/memory_pool.c", "route.2dev.kernel.control route.2dev.pool.control") \
     X(CC_TEST_DEEPBIND_UNBOUND, "hook/deepbind.c", "route.deepbind.alloc.control route.deepbind.launch.control") \
     X(CC_ML_TEST_LOCAL_ONLY, "cap/mem/ledger_reserve.c", "mem.ledger.race.negative_control mem.preload.race.negative_control")                           \

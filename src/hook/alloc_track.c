@@ -6,6 +6,8 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "common/fork.h"
+
 #define NBUCKETS (1u << 16)
 
 struct node {
@@ -54,8 +56,16 @@ static struct node **find(struct bucket *b, int kind, uint64_t key)
     return p;
 }
 
+static int fork_registered; /* relaxed: registering twice is a no-op */
+
 int cc_at_put(int kind, uint64_t key, const struct cc_at_val *v)
 {
+    /* The map's fork reset, registered before its first entry (a fork
+     * child owns none of its parent's memory). One load once done. */
+    if (__builtin_expect(!__atomic_load_n(&fork_registered, __ATOMIC_RELAXED), 0)) {
+        cc_fork_child_register(cc_at_reset);
+        __atomic_store_n(&fork_registered, 1, __ATOMIC_RELAXED);
+    }
     struct bucket *b = bucket_of(kind, key);
     struct node *n = malloc(sizeof *n);
     lock(b);

@@ -1,12 +1,12 @@
 /* The context-creating wrappers: the identity turn (identity_lock.h) and
  * the host pid diff (hostpid.h) around the real call, and the context
- * admitted against the memory cap (memory_acct.h) inside the turn. */
+ * admitted against the memory cap (cap/mem/mem.h) inside the turn. */
 #include <cuda.h>
 
 #include "hook.h"
 #include "hostpid.h"
 #include "identity_lock.h"
-#include "memory_acct.h"
+#include "cap/mem/mem.h"
 
 struct ident {
     struct cc_hostpid_diff diff;
@@ -16,14 +16,14 @@ struct ident {
 /* Cost when armed: an open, a lock (waiting at most 2 s for another process
  * of the container creating its context), one NVML call. The same turn is
  * taken, without the NVML lists, while the container has not learned the
- * size of a context on a capped device (memory_ctx.c): the first process
+ * size of a context on a capped device (cap/mem/ctx_admit.c): the first process
  * measures it for the others. */
 static void ident_begin(struct ident *c, CUdevice dev)
 {
     c->diff.armed = 0;
     c->fd = -1;
     int id = cc_hostpid_wanted();
-    if (__builtin_expect(!id, 1) && !cc_mem_ctx_unlearned(dev)) return;
+    if (__builtin_expect(!id, 1) && !cc_mem_ctx_unlearned((int)dev)) return;
     c->fd = cc_identity_lock_take();
     if (id) cc_hostpid_diff_begin(&c->diff, (int)dev);
 }
@@ -52,6 +52,22 @@ static CUresult call_real(const struct ctx_call *c)
     }
 }
 
+typedef CUresult (*state_fn)(CUdevice, unsigned int *, int *);
+
+/* dev's primary context is active already (a retain then creates nothing). */
+static int primary_active(CUdevice dev)
+{
+    static state_fn fn;
+    state_fn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    if (!f) { /* any thread may resolve it: the same value */
+        f = (state_fn)cc_lib_sym(CC_LIB_CUDA, "cuDevicePrimaryCtxGetState");
+        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
+    }
+    unsigned flags = 0;
+    int active = 0;
+    return f && f(dev, &flags, &active) == CUDA_SUCCESS && active;
+}
+
 /* Every context-creating wrapper: the turn and the pid diff around the real
  * call, and the context admitted against the memory cap inside the turn. */
 static CUresult create(const struct ctx_call *c, int primary)
@@ -59,9 +75,11 @@ static CUresult create(const struct ctx_call *c, int primary)
     struct ident id;
     struct cc_ctx_adm adm;
     ident_begin(&id, c->dev);
-    CUresult r = cc_mem_ctx_admit(c->dev, primary, &adm) != 0 ? CUDA_ERROR_OUT_OF_MEMORY : call_real(c);
+    int exists = primary && primary_active(c->dev);
+    CUresult r = cc_mem_ctx_admit((int)c->dev, exists, &adm) != 0 ? CUDA_ERROR_OUT_OF_MEMORY
+                                                                  : call_real(c);
     cc_hostpid_diff_end(&id.diff, r == CUDA_SUCCESS);
-    cc_mem_ctx_settle(&adm, r); /* after the pid is known, inside the turn */
+    cc_mem_ctx_settle(&adm, r == CUDA_SUCCESS); /* after the pid is known, inside the turn */
     cc_identity_lock_drop(id.fd);
     return r;
 }

@@ -29,7 +29,7 @@
 #include "caller_path.h"
 #include "common/log.h"
 #include "hook.h"
-#include "memory_acct.h"
+#include "memory_track.h"
 
 extern void *(*cc_real_dlopen)(const char *, int);
 void *cc_dlopen_target(const char *file, int mode);

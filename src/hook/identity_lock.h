@@ -1,7 +1,7 @@
 /* The container's identity turn: identity.lock in the state folder, taken
  * around a context creation so that processes of the container starting at
  * once take turns (each sees only its own pid appear in NVML's list, and
- * the first measures the context size for the others: memory_ctx.c). */
+ * the first measures the context size for the others: cap/mem/ctx_admit.c). */
 #ifndef CC_HOOK_IDENTITY_LOCK_H
 #define CC_HOOK_IDENTITY_LOCK_H
 

@@ -9,10 +9,10 @@
 #include "cap/memledger.h"
 #include "cudacap/config.h"
 #include "hook.h"
-#include "memory_acct.h"
+#include "memory_track.h"
 #include "memory_graph.h"
 
-static CUresult alloc_linear(enum cc_fn id, CUdeviceptr *dptr, size_t bytes, unsigned flags)
+static inline __attribute__((always_inline)) CUresult alloc_linear(enum cc_fn id, CUdeviceptr *dptr, size_t bytes, unsigned flags)
 {
     void *real = cc_cuda_real(id);
     if (__builtin_expect(!real, 0)) return cc_cuda_missing(id);

@@ -19,7 +19,7 @@
 #include "cap/memledger.h"
 #include "devices.h"
 #include "hook.h"
-#include "memory_acct.h"
+#include "memory_track.h"
 
 typedef CUresult (*getlimit_fn)(size_t *, CUlimit);
 
@@ -119,7 +119,7 @@ CC_EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *file, C
 }
 
 /* What gives overhead back: measured again before the next allocation (the
- * refusal path re-measures at most every 5 ms, memory_acct.c). */
+ * refusal path re-measures at most every 5 ms, cap/mem/admit.c). */
 static CUresult shrunk(CUresult r)
 {
     if (r == CUDA_SUCCESS) cc_mem_overhead_stale_all();

@@ -38,7 +38,7 @@
 #include "cudacap/config.h"
 #include "hook.h"
 #include "hook/process.h"
-#include "memory_acct.h"
+#include "memory_track.h"
 
 #define GRAN (2ull << 20)
 
@@ -66,7 +66,7 @@ static __typeof__(&cuGraphChildGraphNodeGetGraph) p_child;
 static void fork_child(void)
 {
     /* The child owns none of the parent's graph memory (the region slot and
-     * the allocation map are reset by memory_acct.c's handler). */
+     * the allocation map are reset by alloc_track.c's handler). */
     pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
     g_mu = fresh;
     for (int i = 0; i < CC_MAX_DEVICES; i++) g_charged[i] = 0;

@@ -17,7 +17,7 @@
 #include "common/log.h"
 #include "devices.h"
 #include "hook.h"
-#include "memory_acct.h"
+#include "memory_track.h"
 
 /* Recursive: an allocation holding it may refresh the pools before refusing. */
 static pthread_mutex_t g_mu = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;

@@ -9,7 +9,7 @@
 #include "cap/memledger.h"
 #include "common/log.h"
 #include "hook.h"
-#include "memory_acct.h"
+#include "memory_track.h"
 
 static void vmm_unref(uint64_t handle)
 {

@@ -1,5 +1,5 @@
 /* NVML entry points. Memory queries report the container's view, computed
- * by memory_acct.c as for cuMemGetInfo (cc_mem_info_ledger): total =
+ * by the memory policy (cap/mem/admit.c) as for cuMemGetInfo (cc_mem_info_ledger): total =
  * min(cap, physical), used = the container's use from the ledger (context
  * overheads, pools and graph memory refreshed first), free = total - used
  * (clamped, and never above the device's real free). Works without CUDA
@@ -8,7 +8,7 @@
 #include "cap/memledger.h"
 #include "hook.h"
 #include "hook/process.h"
-#include "memory_acct.h"
+#include "memory_track.h"
 
 CC_EXPORT nvmlReturn_t nvmlInit_v2(void)
 {
@@ -24,7 +24,7 @@ CC_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
     return real(flags);
 }
 
-/* The container's view of dev, memory_acct.c's (the same as cuMemGetInfo's);
+/* The container's view of dev, cap/mem/admit.c's (the same as cuMemGetInfo's);
  * 0 when dev is not capped. Finds the ledger by UUID, the cap by index. */
 static int capped_view(nvmlDevice_t dev, uint64_t phys_total, uint64_t phys_free, uint64_t *total,
                        uint64_t *used, uint64_t *free_b)

@@ -1,5 +1,5 @@
 /* NVML's list of the processes with a context on a device, for the host
- * pid discovery (hostpid.c) and the memory cap's overhead (memory_acct.c). */
+ * pid discovery (hostpid.c) and the memory cap's overhead (the port's nvml_process_memory). */
 #ifndef CC_HOOK_NVML_PROCS_H
 #define CC_HOOK_NVML_PROCS_H
 

@@ -12,14 +12,31 @@
 #include "devices.h"
 #include "hook.h"
 #include "hook/hostpid.h"
+#include "memory_track.h"
 #include "nvml_procs.h"
 
 static int real_nvml_open(void);
+static int real_process_memory(int ordinal, uint32_t pid, uint64_t *bytes)
+{
+    nvmlProcessInfo_t p[64];
+    unsigned n = 64;
+    if (cc_nvml_procs(ordinal, p, &n) != 0) return 0;
+    if (n > 64) n = 64;
+    for (unsigned i = 0; i < n; i++) {
+        if (p[i].pid != pid || p[i].usedGpuMemory == (unsigned long long)NVML_VALUE_NOT_AVAILABLE)
+            continue;
+        *bytes = p[i].usedGpuMemory;
+        return 1;
+    }
+    return 0;
+}
+
 static nvmlReturn_t real_proc_util(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
                                    unsigned long long);
 static int real_device_info(int, char[CC_PORT_UUID_LEN], nvmlDevice_t *);
 static nvmlReturn_t real_dev_util(nvmlDevice_t, unsigned int *);
 static int real_running_pids(int, uint32_t *, unsigned int *);
+static int real_process_memory(int, uint32_t, uint64_t *);
 
 /* The hook layer's services; the driver entries are filled at install. */
 static cc_port_t real = {
@@ -27,6 +44,8 @@ static cc_port_t real = {
     .nvml_process_utilization = real_proc_util,
     .nvml_device_utilization = real_dev_util,
     .nvml_running_pids = real_running_pids,
+    .nvml_process_memory = real_process_memory,
+    .mem_refresh_own = cc_mem_refresh_own,
     .device_current = cc_device_current,
     .device_of_stream = cc_device_of_stream,
     .device_info = real_device_info,

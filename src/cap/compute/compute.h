@@ -48,8 +48,7 @@ struct cc_compute_device {
     int64_t nominal;         /* cap x period: ns of device time per period */
     int64_t capacity;        /* bucket ceiling for refills */
     uint64_t own_accrued;    /* the stamp of a per-process bucket */
-    int uuid_known;          /* uuid read: the device may have a line in the region */
-    char uuid[CC_PORT_UUID_LEN];
+    int uuid_known;          /* the record's identity known: the device may have a line in the region */
     nvmlDevice_t nvml;
     int ordinal;
     uint64_t last_pub_ns;    /* this process's last publication while owner */
@@ -97,9 +96,10 @@ static inline const struct cc_compute_view *cc_compute_view(const struct cc_comp
  * initialises the cap's modules (capture, cost, watcher), each registering
  * its fork-child reset. */
 void cc_compute_decide_mode(void);
-/* The device state of a CUDA ordinal, set up on first use. NULL when out of
- * range. */
-struct cc_compute_device *cc_compute_dev(int ordinal);
+/* The device state of a CUDA ordinal, set up on first use (cap/device.h's
+ * cc_compute_dev: its fast path inline, this its first use). NULL when out
+ * of range. */
+struct cc_compute_device *cc_compute_dev_setup(int ordinal);
 
 /* The device of a launch whose device the port could not tell: the one
  * capped device of this process, else -1 (said once: such launches pass
@@ -109,8 +109,15 @@ int cc_compute_device_untold(void);
 int cc_compute_ndev(void);
 struct cc_compute_device *cc_compute_dev_at(int i);
 /* This pid into the region's process table, when not yet (a fork child's
- * first capped launch). Two loads once it is. */
-void cc_compute_register_here(void);
+ * first capped launch). One relaxed load once it is (a stale 0 only takes
+ * the slow path, which looks again under the lock). */
+extern int cc_compute_registered;
+void cc_compute_register_slow(void);
+static inline void cc_compute_register_here(void)
+{
+    if (__builtin_expect(!__atomic_load_n(&cc_compute_registered, __ATOMIC_RELAXED), 0))
+        cc_compute_register_slow();
+}
 /* This process's pid as NVML reports it (hook/hostpid.c); 0 not known yet. */
 uint32_t cc_compute_host_pid(void);
 /* hostpid.c found it: into this process's slot of the process table. */
@@ -166,8 +173,15 @@ void cc_cost_poll(int max);
 void cc_cost_init(void);
 extern int cc_cost_pending; /* queued measurements (a hint, relaxed) */
 
-/* Watcher (watcher.c). */
-void cc_watcher_ensure(void);
+/* Watcher (watcher.c): started at the first capped launch; one acquire
+ * load once it is (pairs with the release that publishes the start). */
+extern int cc_watcher_started;
+void cc_watcher_start(void);
+static inline void cc_watcher_ensure(void)
+{
+    if (__builtin_expect(!__atomic_load_n(&cc_watcher_started, __ATOMIC_ACQUIRE), 0))
+        cc_watcher_start();
+}
 /* The cap is on (cc_compute_decide_mode): registers watcher.c's fork reset. */
 void cc_watcher_init(void);
 

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cap/device.h"
 #include "cap/compute/bucket.h"
 #include "cap/compute/capture.h"
 #include "cap/cfg.h"
@@ -25,26 +26,27 @@
 #include "os/os.h"
 
 enum cc_compute_mode cc_compute_mode;
-static struct cc_compute_device cdevs[CC_MAX_DEVICES];
+/* Each device's setup is its record's compute part (cap/device.h); the
+ * container-level state below is under the records' one lock too
+ * (cc_device_lock: "the lock" in the comments here). */
 static int cdev_order[CC_MAX_DEVICES], n_order;
-static pthread_mutex_t setup_mu = PTHREAD_MUTEX_INITIALIZER;
-/* Written under setup_mu (release: the first setup, or the rejoin), read
- * anywhere (acquire, cc_compute_region) or under setup_mu (region_locked). */
+/* Written under the lock (release: the first setup, or the rejoin), read
+ * anywhere (acquire, cc_compute_region) or under the lock (region_locked). */
 static cc_compute_region_t *region;
 static int region_tried, shared_off;
 /* The region was unusable at the first setup (and sharing is on, with a
- * folder): the watcher retries (cc_compute_rejoin). Under setup_mu; the
+ * folder): the watcher retries (cc_compute_rejoin). Under the lock; the
  * watcher's unlocked check is relaxed (it looks again under the lock). */
 static int rejoin_wanted;
 static int my_slot = -1; /* this process's slot in the process table */
 /* Our key in the region (its descriptor holds the key's liveness byte) and
- * that file's identity, for a fork child's own key. Under setup_mu. */
+ * that file's identity, for a fork child's own key. Under the lock. */
 static struct cc_pkey pkey = {.fd = -1};
 static struct stat pkey_file;
 static int pkey_stale; /* a fork child: the parent's descriptor, not ours yet */
-/* This pid is in the region's process table: written under setup_mu, read
+/* This pid is in the region's process table: written under the lock, read
  * relaxed outside it (a stale 0 only takes the lock, which reads it again). */
-static int registered;
+int cc_compute_registered;
 
 uint32_t cc_compute_host_pid(void) { return cc_port()->host_pid_known(); }
 
@@ -62,10 +64,10 @@ void cc_compute_note_host_pid(uint32_t hp)
 /* Acquire: pairs with the release store of the first setup or the rejoin
  * (the mapping's address written before it). */
 cc_compute_region_t *cc_compute_region(void) { return __atomic_load_n(&region, __ATOMIC_ACQUIRE); }
-/* Relaxed: every writer holds setup_mu, and so does the caller. */
+/* Relaxed: every writer holds the lock, and so does the caller. */
 static cc_compute_region_t *region_locked(void) { return __atomic_load_n(&region, __ATOMIC_RELAXED); }
 int cc_compute_ndev(void) { return __atomic_load_n(&n_order, __ATOMIC_ACQUIRE); }
-struct cc_compute_device *cc_compute_dev_at(int i) { return &cdevs[cdev_order[i]]; }
+struct cc_compute_device *cc_compute_dev_at(int i) { return &cc_devrec(cdev_order[i])->compute; }
 
 const struct cc_pkey *cc_compute_pkey(void) { return &pkey; }
 
@@ -75,10 +77,10 @@ uint32_t cc_compute_key(void)
     return k ? k : (uint32_t)getpid();
 }
 
-/* The descriptor and key of a fresh open (setup_mu held). */
+/* The descriptor and key of a fresh open (the lock held). */
 static void keep_key_locked(struct cc_pkey *k)
 {
-    cc_assert_held(&setup_mu);
+    cc_assert_held(cc_device_mu());
     if (k->fd >= 0 && cc_os_fstat(k->fd, &pkey_file) != 0) memset(&pkey_file, 0, sizeof pkey_file);
     pkey = *k;
     pkey_stale = 0;
@@ -87,7 +89,7 @@ static void keep_key_locked(struct cc_pkey *k)
 static void register_proc(void)
 {
     cc_compute_region_t *r = region_locked();
-    if (registered || !r) return;
+    if (cc_compute_registered || !r) return;
     if (pkey_stale) { /* a fork child: the inherited descriptor holds the parent's key */
         struct cc_pkey k;
         if (cc_compute_rekey(cc_cfg.state_dir, &k, &pkey_file) == 0) keep_key_locked(&k);
@@ -101,22 +103,20 @@ static void register_proc(void)
     __atomic_store_n(&my_slot, s, __ATOMIC_SEQ_CST);
     uint32_t hp = cc_port()->host_pid_known(); /* found meanwhile (another thread) */
     if (s >= 0 && hp) __atomic_store_n(&r->proc[s].host_pid, hp, __ATOMIC_RELEASE);
-    __atomic_store_n(&registered, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&cc_compute_registered, 1, __ATOMIC_RELAXED);
 }
 
-void cc_compute_register_here(void)
+void cc_compute_register_slow(void)
 {
-    if (__builtin_expect(!__atomic_load_n(&registered, __ATOMIC_RELAXED) &&
-                             cc_compute_region() != NULL, 0)) {
-        pthread_mutex_lock(&setup_mu);
-        register_proc();
-        pthread_mutex_unlock(&setup_mu);
-    }
+    if (cc_compute_region() == NULL) return; /* per-process buckets: no table to join */
+    cc_device_lock();
+    register_proc();
+    cc_device_unlock();
 }
 
 static void open_region_locked(void)
 {
-    cc_assert_held(&setup_mu);
+    cc_assert_held(cc_device_mu());
     if (region_tried) return;
     region_tried = 1;
     shared_off = !cc_cfg.shared_bucket;
@@ -182,13 +182,12 @@ static int own_view(struct cc_compute_device *d)
     return 0;
 }
 
-static void setup_locked(struct cc_compute_device *d, int ordinal)
+static void setup_locked(struct cc_devrec *rec, int ordinal)
 {
-    cc_assert_held(&setup_mu);
+    cc_assert_held(cc_device_mu());
+    struct cc_compute_device *d = &rec->compute;
     d->ordinal = ordinal;
     uint32_t pct = cc_cfg_sm_capped(ordinal) ? cc_cfg.sm_limit[ordinal] : 0;
-    char uuid[CC_PORT_UUID_LEN];
-    nvmlDevice_t nvml = NULL;
     if (pct == 0) {
         __atomic_store_n(&d->state, CC_DEV_UNCAPPED, __ATOMIC_RELEASE);
         return;
@@ -197,15 +196,12 @@ static void setup_locked(struct cc_compute_device *d, int ordinal)
      * are keyed by UUID) and no NVML handle: still capped, by this process
      * alone on its cost model. (It ran uncapped, unsaid: the fault loop,
      * device_info at its first call.) */
-    int known = cc_port()->device_info(ordinal, uuid, &nvml) == 0;
-    if (!known) {
+    int known = cc_device_identify_locked(rec, ordinal);
+    nvmlDevice_t nvml = known ? rec->nvml : NULL;
+    if (!known)
         cc_warn("compute cap: device %d's UUID cannot be read; this process caps its launches "
                 "there on its own (a per-process bucket, no NVML samples)", ordinal);
-        nvml = NULL;
-        snprintf(uuid, sizeof uuid, "(device %d)", ordinal);
-    }
     d->uuid_known = known;
-    memcpy(d->uuid, uuid, sizeof d->uuid);
     open_region_locked();
     d->cap_pm = pct * 10;
     uint32_t soft = ordinal < CC_MAX_DEVICES ? cc_cfg.sm_soft_limit[ordinal] : 0;
@@ -219,8 +215,9 @@ static void setup_locked(struct cc_compute_device *d, int ordinal)
     cc_compute_region_t *r = region_locked();
     int idx = -1;
     if (r) {
-        idx = known ? cc_compute_claim_device(r, uuid, d->nominal, d->cap_pm) : -1;
-        if (idx < 0 && known) cc_warn("compute region: no line for device %s; per-process bucket", uuid);
+        idx = known ? cc_compute_claim_device(r, rec->uuid, d->nominal, d->cap_pm) : -1;
+        if (idx < 0 && known)
+            cc_warn("compute region: no line for device %s; per-process bucket", rec->uuid);
         register_proc();
     }
     if (idx >= 0) {
@@ -267,15 +264,14 @@ int cc_compute_device_untold(void)
     return -1;
 }
 
-struct cc_compute_device *cc_compute_dev(int ordinal)
+struct cc_compute_device *cc_compute_dev_setup(int ordinal)
 {
-    if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return NULL;
-    struct cc_compute_device *d = &cdevs[ordinal];
-    if (__builtin_expect(__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) == CC_DEV_UNSET, 0)) {
-        pthread_mutex_lock(&setup_mu);
-        if (d->state == CC_DEV_UNSET) setup_locked(d, ordinal);
-        pthread_mutex_unlock(&setup_mu);
-    }
+    struct cc_devrec *rec = cc_devrec(ordinal);
+    if (!rec) return NULL;
+    struct cc_compute_device *d = &rec->compute;
+    cc_device_lock();
+    if (d->state == CC_DEV_UNSET) setup_locked(rec, ordinal);
+    cc_device_unlock();
     return d;
 }
 
@@ -287,22 +283,23 @@ struct cc_compute_device *cc_compute_dev(int ordinal)
  * then the process takes its slot in the process table and each capped
  * device with a known UUID moves to its shared line. */
 
-/* One device onto line idx of r (setup_mu held, on the watcher thread).
+/* One device onto line idx of r (the lock held, on the watcher thread).
  * The private bucket's tokens are abandoned, not carried over: the shared
  * line's own bucket and controller govern from the switch on, so what the
  * private bucket still admits is only the launches that loaded its view
  * before the switch (one per launching thread, admitted as they would have
  * been), and it can never hold more than its ceiling: the container passes
  * its cap by at most one private bucket's capacity, once, per process. */
-static void join_line_locked(struct cc_compute_device *d, cc_compute_region_t *r)
+static void join_line_locked(struct cc_devrec *rec, cc_compute_region_t *r)
 {
-    cc_assert_held(&setup_mu);
-    /* Relaxed: the view is written only under setup_mu. */
+    cc_assert_held(cc_device_mu());
+    struct cc_compute_device *d = &rec->compute;
+    /* Relaxed: the view is written only under the lock. */
     if (__atomic_load_n(&d->view, __ATOMIC_RELAXED) != &d->own || !d->uuid_known) return;
-    int idx = cc_compute_claim_device(r, d->uuid, d->nominal, d->cap_pm);
+    int idx = cc_compute_claim_device(r, rec->uuid, d->nominal, d->cap_pm);
     if (idx < 0) {
         cc_warn("compute region: no line for device %s; this process keeps its own bucket there",
-                d->uuid);
+                rec->uuid);
         return;
     }
     fill_view(&d->shared, d, idx, &r->dev[idx], &r->accrued_ns[idx], &r->elastic[idx],
@@ -318,18 +315,18 @@ int cc_compute_rejoin(void)
 {
     if (!__atomic_load_n(&rejoin_wanted, __ATOMIC_RELAXED)) return 0;
     /* Outside the lock: an open is file-system calls, and launch threads
-     * setting up a device wait on setup_mu. Never blocks (try_lock). */
+     * setting up a device wait on the lock. Never blocks (try_lock). */
     struct cc_pkey k;
     cc_compute_region_t *r = cc_compute_region_try_open(cc_cfg.state_dir, &k);
     if (!r) return 0; /* still unusable, or being built: the next try */
-    pthread_mutex_lock(&setup_mu);
+    cc_device_lock();
     keep_key_locked(&k);
     /* Before the slot: a host pid noted from here on finds it (note_host_pid). */
     __atomic_store_n(&region, r, __ATOMIC_RELEASE);
     __atomic_store_n(&rejoin_wanted, 0, __ATOMIC_RELAXED);
     register_proc();
-    for (int i = 0; i < n_order; i++) join_line_locked(&cdevs[cdev_order[i]], r);
-    pthread_mutex_unlock(&setup_mu);
+    for (int i = 0; i < n_order; i++) join_line_locked(cc_devrec(cdev_order[i]), r);
+    cc_device_unlock();
     return 1;
 }
 
@@ -337,9 +334,7 @@ static void fork_child(void)
 {
     /* The mapping is inherited (MAP_SHARED): the child shares the bucket.
      * Its own pid goes into the process table on its next capped launch. */
-    __atomic_store_n(&registered, 0, __ATOMIC_RELAXED);
-    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    setup_mu = fresh;
+    __atomic_store_n(&cc_compute_registered, 0, __ATOMIC_RELAXED);
     /* The inherited descriptor shares the parent's open file description
      * and so its key's byte: closed here (the parent's lock stays), a
      * descriptor and key of our own at registration. */
@@ -348,10 +343,14 @@ static void fork_child(void)
     pkey.key = 0;
     pkey_stale = 1;
     __atomic_store_n(&my_slot, -1, __ATOMIC_SEQ_CST);
-    for (int i = 0; i < CC_MAX_DEVICES; i++) {
-        cdevs[i].last_pub_ns = 0;
-        memset(cdevs[i].probe, 0, sizeof cdevs[i].probe); /* the parent's pending timings */
-    }
+}
+
+/* The record's reset runs this per device (cap/device.c), before or after
+ * fork_child above: neither touches the other's state. */
+void cc_compute_dev_fork(struct cc_compute_device *d)
+{
+    d->last_pub_ns = 0;
+    memset(d->probe, 0, sizeof d->probe); /* the parent's pending timings */
 }
 
 static void decide_mode(void)

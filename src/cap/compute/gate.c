@@ -5,6 +5,7 @@
 
 #include <time.h>
 
+#include "cap/device.h"
 #include "cap/compute/bucket.h"
 #include "cap/compute/capture.h"
 #include "cap/compute/compute.h"
@@ -155,10 +156,10 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
     return 1;
 }
 
-void cc_gate_end(struct cc_ticket *t, CUresult r)
+void cc_gate_end_slow(struct cc_ticket *t, CUresult r)
 {
     int ok = r == CUDA_SUCCESS;
     if (!ok && t->cost) cc_bucket_add(&t->line->tokens, t->cost, INT64_MAX); /* not run: refund */
-    cc_cost_end(t->m, t->s, t->ptsz, t->key, t->blocks, t->cost, t->line, ok);
-    cc_cost_poll(2);
+    if (t->m) cc_cost_end(t->m, t->s, t->ptsz, t->key, t->blocks, t->cost, t->line, ok);
+    if (__atomic_load_n(&cc_cost_pending, __ATOMIC_RELAXED)) cc_cost_poll(2);
 }

@@ -31,6 +31,17 @@ extern enum cc_compute_mode cc_compute_mode; /* release once decided */
 /* Admission (may wait). Returns 1 when the launch is gated (call
  * cc_gate_end after the real launch), 0 when it is not. */
 int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, int ptsz);
-void cc_gate_end(struct cc_ticket *t, CUresult r);
+/* After the real launch: refunds a launch that did not run, ends its
+ * timing, completes finished timings. Nothing to do (it ran, untimed, no
+ * timing pending): two loads, inline. */
+void cc_gate_end_slow(struct cc_ticket *t, CUresult r);
+extern int cc_cost_pending; /* queued timings (cost.c; a hint, relaxed) */
+static inline void cc_gate_end(struct cc_ticket *t, CUresult r)
+{
+    if (__builtin_expect(r == CUDA_SUCCESS && !t->m &&
+                             !__atomic_load_n(&cc_cost_pending, __ATOMIC_RELAXED), 1))
+        return;
+    cc_gate_end_slow(t, r);
+}
 
 #endif

@@ -21,7 +21,7 @@
 #include "common/fork.h"
 #include "os/os.h"
 
-static int started;
+int cc_watcher_started; /* compute.h: cc_watcher_ensure */
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static cc_slock_t slock = {-1, 0};
 static int slock_tried;
@@ -122,11 +122,10 @@ static void *run(void *arg)
     return NULL;
 }
 
-void cc_watcher_ensure(void)
+void cc_watcher_start(void)
 {
-    if (__builtin_expect(__atomic_load_n(&started, __ATOMIC_ACQUIRE), 1)) return;
     pthread_mutex_lock(&start_mu);
-    if (!started) {
+    if (!cc_watcher_started) {
         if (!slock_tried && cc_compute_region() && cc_cfg.state_dir[0]) {
             slock_tried = 1;
             cc_slock_open(&slock, cc_cfg.state_dir);
@@ -139,7 +138,7 @@ void cc_watcher_ensure(void)
             cc_warn("compute cap: cannot start the watcher thread; the bucket refills only "
                     "through waiting launches and other processes of the container");
         /* Even on failure: retrying on every launch would cost a syscall. */
-        __atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&cc_watcher_started, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&start_mu);
 }
@@ -152,7 +151,7 @@ static void fork_child(void)
     start_mu = fresh;
     cc_slock_forget(&slock);
     slock_tried = 0;
-    __atomic_store_n(&started, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&cc_watcher_started, 0, __ATOMIC_RELEASE);
 }
 
 void cc_watcher_init(void) { cc_fork_child_register(fork_child); }

@@ -134,7 +134,8 @@ static inline uint64_t *cell_of(struct ledger *l, int d, int slot, int ovh)
     return ovh ? &l->r->overhead[d][slot] : &l->r->used[d][slot];
 }
 
-static inline int reserve_in(int h, uint64_t bytes, uint64_t cap, int ovh)
+/* Inlined into both callers: the allocation path's one call into the ledger. */
+static inline __attribute__((always_inline)) int reserve_in(int h, uint64_t bytes, uint64_t cap, int ovh)
 {
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);

@@ -1,4 +1,4 @@
-/* Context admission (memory_acct.h): a context is admitted like an
+/* Context admission (mem.h): a context is admitted like an
  * allocation. Before the driver creates one on a capped device, its
  * expected size is reserved as overhead with the ledger's exact check; a
  * context that does not fit fails with CUDA_ERROR_OUT_OF_MEMORY, the
@@ -6,19 +6,16 @@
  * NVML measures, and the first context of a process teaches the container
  * the size (memory region, ctx_size) for the next ones.
  *
- * Not hot: a context is created a few times per process. The wrappers run
- * this under the identity lock (hostpid.c) while the size is unknown, so
+ * Not hot: a context is created a few times per process. The wrappers
+ * (hook/ctx_create.c) run this under the identity lock (hook/hostpid.c) while the size is unknown, so
  * processes starting together learn it from the first one. */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cap/cfg.h"
+#include "cap/mem/mem.h"
 #include "cap/memledger.h"
 #include "common/log.h"
-#include "hook.h"
-#include "hook/process.h"
-#include "memory_acct.h"
-#include "memory_graph.h"
 
 /* Before any process measured a context: about the H200's (~500 MiB with
  * CUDA 13), never more than a quarter of the cap. */
@@ -38,17 +35,6 @@ int cc_mem_test_control(const char *what)
 #endif
 }
 
-typedef CUresult (*state_fn)(CUdevice, unsigned int *, int *);
-
-static int primary_active(CUdevice dev)
-{
-    static state_fn fn;
-    if (!fn) fn = (state_fn)cc_lib_sym(CC_LIB_CUDA, "cuDevicePrimaryCtxGetState");
-    unsigned flags = 0;
-    int active = 0;
-    return fn && fn(dev, &flags, &active) == CUDA_SUCCESS && active;
-}
-
 uint64_t cc_mem_ctx_expected(const struct cc_mem_device *m)
 {
     uint64_t e = cc_ml_ctx_size(m->h);
@@ -60,27 +46,27 @@ uint64_t cc_mem_ctx_expected(const struct cc_mem_device *m)
     return e < m->cap / 4 ? e : m->cap / 4;
 }
 
-int cc_mem_ctx_unlearned(CUdevice dev)
+int cc_mem_ctx_unlearned(int ordinal)
 {
-    const struct cc_mem_device *m = cc_mem_dev_unmeasured((int)dev);
+    const struct cc_mem_device *m = cc_mem_dev_unmeasured(ordinal);
     return m && cc_ml_ctx_size(m->h) == 0;
 }
 
-int cc_mem_ctx_admit(CUdevice dev, int primary, struct cc_ctx_adm *a)
+int cc_mem_ctx_admit(int ordinal, int exists, struct cc_ctx_adm *a)
 {
     a->armed = 0;
-    const struct cc_mem_device *m = cc_mem_dev_unmeasured((int)dev);
+    const struct cc_mem_device *m = cc_mem_dev_unmeasured(ordinal);
     if (!m) return 0;
     if (cc_mem_test_control("noadmit")) return 0;
-    if (primary && primary_active(dev)) return 0; /* exists: costs nothing again */
+    if (exists) return 0; /* an active primary context: costs nothing again */
     a->m = m;
-    a->ordinal = (int)dev;
+    a->ordinal = ordinal;
     a->before = cc_ml_overhead(m->h);
     a->pend = cc_mem_ctx_expected(m);
     if (cc_mem_reserve_overhead(m, a->ordinal, a->pend) != 0) {
         cc_log_once(CC_LOG_WARN, "memory cap: refusing a new context on device %d: it needs "
                                  "about %llu MiB and the container uses %llu of %llu MiB",
-                    (int)dev, (unsigned long long)(a->pend >> 20),
+                    ordinal, (unsigned long long)(a->pend >> 20),
                     (unsigned long long)(cc_ml_used(m->h) >> 20), (unsigned long long)(m->cap >> 20));
         return -1;
     }
@@ -88,12 +74,12 @@ int cc_mem_ctx_admit(CUdevice dev, int primary, struct cc_ctx_adm *a)
     return 0;
 }
 
-void cc_mem_ctx_settle(struct cc_ctx_adm *a, CUresult r)
+void cc_mem_ctx_settle(struct cc_ctx_adm *a, int created)
 {
     if (!a->armed) return;
     a->armed = 0;
     const struct cc_mem_device *m = a->m;
-    if (r != CUDA_SUCCESS) {
+    if (!created) {
         cc_ml_unreserve_overhead(m->h, a->pend);
         return;
     }
