@@ -137,3 +137,16 @@ add_test(NAME cli.podres.hpack COMMAND cli_hpack)
 set_tests_properties(cli.podres.hpack PROPERTIES LABELS cli)
 set_tests_properties(cli.podres.decode PROPERTIES LABELS cli TIMEOUT 60)
 cc_cli_test(deploy.podres deploy_podres.sh)
+# The node image built (podman build --network none, local Debian bases made
+# with debootstrap, cached in the build folder) and run under runc: the
+# exporter, node-install.sh. Root, podman, runc and debootstrap, else
+# skipped. The control: the image without the library (WILL_FAIL), its build
+# stage from the layer cache deploy.image leaves (the lock orders them).
+cc_cli_test(deploy.image deploy_image.sh)
+cc_cli_test(deploy.image.negative_control deploy_image.sh)
+set_property(TEST deploy.image deploy.image.negative_control APPEND PROPERTY ENVIRONMENT
+             "DEPLOY_IMAGE_CACHE=${CMAKE_BINARY_DIR}/deploy-image-cache")
+set_property(TEST deploy.image.negative_control APPEND PROPERTY ENVIRONMENT DEPLOY_IMAGE_CONTROL=1)
+set_tests_properties(deploy.image deploy.image.negative_control PROPERTIES
+                     RESOURCE_LOCK deploy_image_storage TIMEOUT 900)
+set_tests_properties(deploy.image.negative_control PROPERTIES WILL_FAIL TRUE DEPENDS deploy.image)
