@@ -6,6 +6,10 @@
 # (cuMemAlloc_v2, cuLaunchKernel_ptsz). A new toolkit that adds a member of
 # these families fails here until it is hooked or exempted with a reason.
 #   scripts/check_entry_points.sh CUDA_INCLUDE_DIR [EXTRA_HEADER]
+# CUDA_INCLUDE_DIR: NVIDIA's toolkit headers where they are installed (ctest
+# hooks.entry_points passes them when CMake finds them), else our
+# declarations (include/cuda_decls, which reads include/cudacap/cuda_api.h:
+# then only what cudacap declares is seen, so the check proves those hooked).
 # EXTRA_HEADER (tests): more declarations, read after cuda.h.
 set -euo pipefail
 inc=${1:?usage: check_entry_points.sh CUDA_INCLUDE_DIR [EXTRA_HEADER]}

@@ -10,7 +10,10 @@ cd "$(dirname "$0")/.."
 levels=("$@"); [ ${#levels[@]} -gt 0 ] || levels=(-O1 -O2 -O3 -Os -Og)
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 # CUDA_ENABLE_DEPRECATED: as src/CMakeLists.txt (the deprecated launches are hooked).
-flags="-std=c11 -fPIC -Wall -Wextra -Werror -D_GNU_SOURCE -fno-strict-aliasing -Iinclude -Isrc -I/usr/local/cuda/include -DCUDACAP_VERSION_STRING=\"0\" -DCUDA_ENABLE_DEPRECATED"
+# cuda.h: ours (include/cuda_decls, the build's default), or the folder in
+# CUDACAP_CUDA_INCLUDE_DIR (NVIDIA's, as -DCUDACAP_CUDA_HEADERS=toolkit builds).
+cuda_inc=${CUDACAP_CUDA_INCLUDE_DIR:-include/cuda_decls}
+flags="-std=c11 -fPIC -Wall -Wextra -Werror -D_GNU_SOURCE -fno-strict-aliasing -Iinclude -Isrc -I$cuda_inc -DCUDACAP_VERSION_STRING=\"0\" -DCUDA_ENABLE_DEPRECATED"
 export flags out
 fails=$(for f in src/*/*.c src/*/*/*.c sim/*.c; do for o in "${levels[@]}"; do echo "$o $f"; done; done |
   xargs -P "$(nproc)" -L1 sh -c 'gcc $flags "$0" -c "$1" -o "$out/$(echo "$0$1" | tr / _).o" 2>&1 | grep -E "error|warning" | sed "s|^|$0: |" || true')

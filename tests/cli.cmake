@@ -11,7 +11,7 @@ list(TRANSFORM _cli_srcs PREPEND ${CMAKE_SOURCE_DIR}/src/)
 list(TRANSFORM _cli_switched PREPEND ${CMAKE_SOURCE_DIR}/src/)
 add_library(cudacap_cli_common OBJECT ${_cli_srcs})
 target_include_directories(cudacap_cli_common PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include
-                           ${CUDA_INCLUDE_DIR})
+                           ${CUDACAP_CUDA_INCLUDE_DIR})
 target_compile_definitions(cudacap_cli_common PRIVATE CUDACAP_VERSION_STRING="${PROJECT_VERSION}" ${CUDACAP_CLI_PATH_DEFS})
 function(cc_cli_variant target)
   add_executable(${target} $<TARGET_OBJECTS:cudacap_cli_common> ${_cli_switched})

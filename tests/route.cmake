@@ -56,7 +56,7 @@ endforeach()
 # Control: the library with the flag honoured and nothing bound
 # (CC_TEST_DEEPBIND_UNBOUND).
 add_library(ccdeep SHARED fixtures/deepbind_plugin.c)
-target_include_directories(ccdeep PRIVATE ${CUDA_INCLUDE_DIR})
+target_include_directories(ccdeep PRIVATE ${CUDACAP_CUDA_INCLUDE_DIR})
 target_link_libraries(ccdeep PRIVATE ${SIM_CUDA} dl)
 add_dependencies(ccdeep ${CUDACAP_SIM_TARGETS})
 set_target_properties(ccdeep PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CUDACAP_TEST_DIR}/deepbind)
