@@ -54,7 +54,10 @@ static int taken(uint32_t hp)
 {
     if (cc_ml_host_pid_taken(hp)) return 1;
     cc_compute_region_t *r = cc_compute_region();
-    return r && cc_compute_host_pid_taken(r, hp, cc_compute_pkey());
+    if (!r) return 0;
+    struct cc_pkey me;
+    cc_compute_pkey(&me);
+    return cc_compute_host_pid_taken(r, hp, &me);
 }
 
 static void record(uint32_t hp)

@@ -36,5 +36,9 @@ int main(void) {
   LOOP("cuEventElapsedTime (pair done)", ({ float ms; cuEventElapsedTime(&ms, ev[(i + 2) % 64], ev[(i + 3) % 64]); }))
   LOOP("record + launch + query + record (a timed launch)", (cuEventRecord(ev[i % 64], s), cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, 0, 0), cuEventQuery(ev[i % 64]), cuEventRecord(ev[(i + 32) % 64], s)))
   LOOP("record + launch + record (no query)", (cuEventRecord(ev[i % 64], s), cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, 0, 0), cuEventRecord(ev[(i + 32) % 64], s)))
+  /* How long a launch of a new shape waits for the previous one's timing
+   * (one uncharged launch in flight, gate.c): from an empty kernel's launch
+   * returning to its end event reading done, polled without sleeping. */
+  LOOP("launch, then until its end event is done", (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, 0, 0), cuEventRecord(ev[i % 64], s), a = now_us(), ({ while (cuEventQuery(ev[i % 64]) == CUDA_ERROR_NOT_READY) {} })))
   return 0;
 }

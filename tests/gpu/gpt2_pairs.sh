@@ -15,13 +15,16 @@
 #     processes differ.
 #   FIRST=K: number the pairs from K (the pinning swaps by the number's
 #     parity), so that several calls continue one sequence.
+#   CORES_A=2,3 CORES_B=6,7: the two core sets (several lanes of pairs can
+#     then run at once on disjoint cores: tests/gpu/below_cap.sh).
 # One line a pair: "pair I (bare on CORES): bare X capped Y ms/token, ratio Y/X"
 # (CONTROL=1: "... bare X bare-b Y ..."), or "pair I FAILED: ...".
 B=$1; N=${2:-6}; CAP=${3:-50}; FIRST=${FIRST:-1}
 LIB=$(cd "$B" && pwd)/lib/libcudacap.so; D=tests/gpu
 NA=(); [ "${NOASLR:-0}" = 1 ] && NA=(setarch "$(uname -m)" -R)
 for i in $(seq "$FIRST" $((FIRST + N - 1))); do
-  if [ $((i % 2)) = 1 ]; then cb=2,3; cc=6,7; else cb=6,7; cc=2,3; fi
+  A=${CORES_A:-2,3}; Z=${CORES_B:-6,7}
+  if [ $((i % 2)) = 1 ]; then cb=$A; cc=$Z; else cb=$Z; cc=$A; fi
   sb=$(mktemp -d); sc=$(mktemp -d)
   taskset -c $cb "${NA[@]}" python3 $D/step_latency.py gpt2 48 $sb/res > $sb/log 2>&1 &
   pb=$!

@@ -125,10 +125,11 @@ void cc_compute_note_host_pid(uint32_t host_pid);
 /* The region, or NULL (per-process buckets). Acquire: it may appear later
  * (the rejoin). */
 cc_compute_region_t *cc_compute_region(void);
-/* This process's key in the compute region (region/proc_key.h), and its
- * key or, without one, its pid (for the owner and pacing stamps). */
+/* A copy of this process's key in the compute region (region/proc_key.h;
+ * key 0 and fd -1 while it has none), read atomically, and its key or,
+ * without one, its pid (for the owner and pacing stamps). */
 struct cc_pkey;
-const struct cc_pkey *cc_compute_pkey(void);
+void cc_compute_pkey(struct cc_pkey *k);
 uint32_t cc_compute_key(void);
 /* The watcher thread, about once a second: when this process is on its own
  * buckets only because compute.region was unusable at start, tries to open

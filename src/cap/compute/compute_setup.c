@@ -40,7 +40,13 @@ static int region_tried, shared_off;
 static int rejoin_wanted;
 static int my_slot = -1; /* this process's slot in the process table */
 /* Our key in the region (its descriptor holds the key's liveness byte) and
- * that file's identity, for a fork child's own key. Under the lock. */
+ * that file's identity, for a fork child's own key. Written under the lock
+ * (keep_key_locked; fork_child), read without it by cc_compute_key and
+ * cc_compute_pkey: every field is stored and loaded atomically. A key goes
+ * from none (0) to one, never from one key to another (the first open, the
+ * rejoin and a fork child's registration all start from 0): it is stored
+ * last, with release, so a reader that loads it with acquire and finds it
+ * set reads the descriptor and base stored with it. */
 static struct cc_pkey pkey = {.fd = -1};
 static struct stat pkey_file;
 static int pkey_stale; /* a fork child: the parent's descriptor, not ours yet */
@@ -69,7 +75,15 @@ static cc_compute_region_t *region_locked(void) { return __atomic_load_n(&region
 int cc_compute_ndev(void) { return __atomic_load_n(&n_order, __ATOMIC_ACQUIRE); }
 struct cc_compute_device *cc_compute_dev_at(int i) { return &cc_devrec(cdev_order[i])->compute; }
 
-const struct cc_pkey *cc_compute_pkey(void) { return &pkey; }
+void cc_compute_pkey(struct cc_pkey *k)
+{
+    k->fd = -1, k->base = 0;
+    k->key = __atomic_load_n(&pkey.key, __ATOMIC_ACQUIRE);
+    if (k->key) {
+        k->fd = __atomic_load_n(&pkey.fd, __ATOMIC_RELAXED);
+        k->base = __atomic_load_n(&pkey.base, __ATOMIC_RELAXED);
+    }
+}
 
 uint32_t cc_compute_key(void)
 {
@@ -77,12 +91,17 @@ uint32_t cc_compute_key(void)
     return k ? k : (uint32_t)getpid();
 }
 
-/* The descriptor and key of a fresh open (the lock held). */
+/* The descriptor and key of a fresh open (the lock held). A plain struct
+ * store here raced with cc_compute_key's atomic load (TSan, once a launch
+ * thread read the key). */
 static void keep_key_locked(struct cc_pkey *k)
 {
     cc_assert_held(cc_device_mu());
+    cc_assert(__atomic_load_n(&pkey.key, __ATOMIC_RELAXED) == 0);
     if (k->fd >= 0 && cc_os_fstat(k->fd, &pkey_file) != 0) memset(&pkey_file, 0, sizeof pkey_file);
-    pkey = *k;
+    __atomic_store_n(&pkey.fd, k->fd, __ATOMIC_RELAXED);
+    __atomic_store_n(&pkey.base, k->base, __ATOMIC_RELAXED);
+    __atomic_store_n(&pkey.key, k->key, __ATOMIC_RELEASE);
     pkey_stale = 0;
 }
 
@@ -339,8 +358,8 @@ static void fork_child(void)
      * and so its key's byte: closed here (the parent's lock stays), a
      * descriptor and key of our own at registration. */
     if (pkey.fd >= 0) close(pkey.fd);
-    pkey.fd = -1;
-    pkey.key = 0;
+    __atomic_store_n(&pkey.key, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pkey.fd, -1, __ATOMIC_RELAXED);
     pkey_stale = 1;
     __atomic_store_n(&my_slot, -1, __ATOMIC_SEQ_CST);
 }
