@@ -9,6 +9,11 @@
  *   compute_deepq long    30 x 40 ms one-wave kernels, one shape, no sync
  *   compute_deepq short   240 x 5 ms kernels, one shape, no sync
  *   compute_deepq new     30 x 40 ms kernels, a new shape (grid) every launch
+ *   compute_deepq warm    as long, after a warm-up: one kernel of another
+ *                         shape, a sync and 0.3 s idle, so the bucket is
+ *                         full when the queue comes (PyTorch's deep queue on
+ *                         the H200 came after its tensors' fill kernels:
+ *                         docs/validation.md, 2026-12-03, the device record)
  *
  * Each queue is 1.2 s of device time, launched at once, then one sync. The
  * device's busy share is read from the simulator's NVML utilization (1 s
@@ -69,6 +74,11 @@ int main(int argc, char **argv)
     CUstream stream;
     int sms;
     if (spin_setup(name, &fn, &stream, &sms) != 0) CHECK_EXIT();
+    if (strcmp(mode, "warm") == 0) {
+        CHECK_CU(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
+        CHECK_CU(cuStreamSynchronize(stream));
+        mp_msleep(300);
+    }
     pthread_t th;
     CHECK(pthread_create(&th, NULL, reader, NULL) == 0, "no reader thread");
     uint64_t t0 = mp_now();

@@ -80,6 +80,11 @@ struct cc_compute_device {
      * capacity (the container below its cap). Each 1 while held: set by
      * CAS, cleared (release) when its timing completes. */
     int probe[CC_UNTIMED_SLOTS];
+    /* The shape (key, blocks) each held slot's launch has (relaxed; written
+     * after the slot is claimed): a launch of a shape already in flight
+     * untimed waits for that timing instead of taking another slot. */
+    void *probe_key[CC_UNTIMED_SLOTS];
+    uint64_t probe_blocks[CC_UNTIMED_SLOTS];
 };
 
 /* The device's current view. One acquire load, a plain mov on x86: all a

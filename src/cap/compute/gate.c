@@ -58,6 +58,28 @@ static int *claim_slot(struct cc_compute_device *d, int from, int to)
     return NULL;
 }
 
+/* A launch of this shape is in flight untimed (its slot held). A stale
+ * answer either way is harmless: one launch waits for a poll, or one more
+ * runs beside the probe as any new shape may. */
+static int shape_pending(const struct cc_compute_device *d, void *key, uint64_t blocks)
+{
+    for (int i = 0; i < CC_UNTIMED_SLOTS; i++)
+        if (__atomic_load_n(&d->probe[i], __ATOMIC_RELAXED) &&
+            __atomic_load_n(&d->probe_key[i], __ATOMIC_RELAXED) == key &&
+            __atomic_load_n(&d->probe_blocks[i], __ATOMIC_RELAXED) == blocks)
+            return 1;
+    return 0;
+}
+
+static int *note_shape(struct cc_compute_device *d, int *slot, void *key, uint64_t blocks)
+{
+    if (slot) {
+        __atomic_store_n(&d->probe_key[slot - d->probe], key, __ATOMIC_RELAXED);
+        __atomic_store_n(&d->probe_blocks[slot - d->probe], blocks, __ATOMIC_RELAXED);
+    }
+    return slot;
+}
+
 static int has_headroom(const struct cc_compute_device *d)
 {
 #ifdef CC_TEST_NO_HEADROOM /* negative control: every untimed launch waits for the probe */
@@ -73,8 +95,19 @@ static int64_t admit_untimed(struct cc_compute_device *d, void *key, uint64_t bl
 {
     uint64_t t0 = cc_mono_ns(), nap = 10000;
     for (;;) {
-        if ((*probe = claim_slot(d, 0, 1)) != NULL) return 0;
-        if (has_headroom(d) && (*probe = claim_slot(d, 1, CC_UNTIMED_SLOTS)) != NULL) return 0;
+        /* One launch of a shape in flight untimed at a time: the slots beside
+         * the probe are for other new shapes. Without this a deep queue of
+         * one new shape after a refill (PyTorch's matmuls after its fill
+         * kernels) ran 16 launches uncharged: 70 % busy over its first
+         * second at cap 30 (compute.deepq.warm; the H200: 42.7 % over 2 s). */
+        int dup = shape_pending(d, key, blocks);
+#ifdef CC_TEST_DUP_SLOTS /* negative control (compute.deepq.warm.control_dup): no such rule */
+        dup = 0;
+#endif
+        if (!dup && (*probe = note_shape(d, claim_slot(d, 0, 1), key, blocks)) != NULL) return 0;
+        if (!dup && has_headroom(d) &&
+            (*probe = note_shape(d, claim_slot(d, 1, CC_UNTIMED_SLOTS), key, blocks)) != NULL)
+            return 0;
         if (cc_mono_ns() - t0 > CC_PROBE_WAIT_NS) {
             *measure = CC_MEASURE_SAMPLE;
             return cc_cost_fallback();
@@ -82,7 +115,7 @@ static int64_t admit_untimed(struct cc_compute_device *d, void *key, uint64_t bl
         cc_cost_poll(0);
         int64_t est = cc_cost_estimate(key, blocks, measure);
         if (*measure != CC_MEASURE_UNTIMED) return est;
-        if (__atomic_load_n(&d->probe[0], __ATOMIC_ACQUIRE) == 0) continue; /* freed: claim it */
+        if (!dup && __atomic_load_n(&d->probe[0], __ATOMIC_ACQUIRE) == 0) continue; /* freed: claim it */
         cc_os_sleep_ns(nap);
         if (nap < 1000000) nap *= 2;
     }
