@@ -121,6 +121,17 @@ static void mode_newcomer(void)
     CHECK(lo >= 30.0 - slack(e, 500), "borrower at %.1f %% < its hard 30 %%", lo);
 }
 
+/* The median of x[0..n) (sorted in place); 0 for none. */
+static double median(double *x, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && x[j - 1] > x[j]; j--) {
+            double t = x[j];
+            x[j] = x[j - 1], x[j - 1] = t;
+        }
+    return n ? (n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2) : 0;
+}
+
 static void mode_two(void)
 {
     /* Queues of 3 and 4 x 6 kernels: split by queues (no yield), the 30 %
@@ -134,10 +145,24 @@ static void mode_two(void)
     int n, of;
     double sa = share_counted(a, 2000, 6000, &n, &of), sb = share_counted(b, 2000, 6000, &n, &of);
     check_counted("two", n, of);
-    printf("over 2..6 s: 30/100 %.1f %%, 20/100 %.1f %%, device %.1f %%\n", sa, sb, sa + sb);
-    CHECK(sa >= 30.0 - slack(a, 500), "30/100 at %.1f %%", sa);
-    CHECK(sb >= 20.0 - slack(b, 500), "20/100 at %.1f %%", sb);
-    CHECK(sa + sb >= 90.0, "device %.1f %% busy < 90 %%", sa + sb);
+    /* Judged by the median of the windows that count: a window the
+     * machine starved below the probes' bar (the device at 80-86 % in it
+     * beside load 10-18, 2026-12-03) moves a mean over 5-8 windows, not the
+     * median; what the controls remove is missing from every window
+     * (no yield: the 30 % one at 15-25 %; no growth: the device at 41-50 %). */
+    double wa[8], wb[8], wd[8];
+    int k = 0;
+    for (uint64_t w = 2000; w + 500 <= 6000 && k < 8; w += 500)
+        if (!starved(w, w + 500)) {
+            wa[k] = share(a, w, w + 500), wb[k] = share(b, w, w + 500);
+            wd[k] = wa[k] + wb[k], k++;
+        }
+    double ma = median(wa, k), mb = median(wb, k), md = median(wd, k);
+    printf("over 2..6 s: 30/100 %.1f %%, 20/100 %.1f %%, device %.1f %% (medians of %d windows: %.1f, "
+           "%.1f, %.1f)\n", sa, sb, sa + sb, k, ma, mb, md);
+    CHECK(ma >= 30.0 - slack(a, 500), "30/100 at %.1f %%", ma);
+    CHECK(mb >= 20.0 - slack(b, 500), "20/100 at %.1f %%", mb);
+    CHECK(md >= 90.0, "device %.1f %% busy < 90 %%", md);
 }
 
 static void mode_bursts(int secs)
