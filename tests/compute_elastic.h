@@ -42,7 +42,9 @@ int worker(const char *out, uint64_t t0, uint64_t start, uint64_t end, uint64_t 
 double share(const struct cont *c, uint64_t a, uint64_t b);
 struct cont *add(int hard, int soft, int nproc, uint64_t start, uint64_t end, uint64_t toggle);
 void start_all(void);
-/* Whether the machine did not run the test in [a, b) ms (2 % of it lost). */
+/* The ms the machine did not run the test in [a, b) ms (its probes'), and
+ * whether that is 2 % of it or more. */
+double lost_ms(uint64_t a, uint64_t b);
 int starved(uint64_t a, uint64_t b);
 /* Waits for the workers, reads their bins back, prints the 0.5 s table. */
 void finish(void);

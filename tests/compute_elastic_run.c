@@ -246,13 +246,15 @@ void start_all(void)
  * were seen; the device then idled, both containers at a third), and a
  * share measured in it says nothing about the cap: such windows are not
  * counted (and at least half of them must count). */
-int starved(uint64_t a, uint64_t b)
+double lost_ms(uint64_t a, uint64_t b)
 {
     double lost = 0;
     for (uint64_t i = a * 1000000ull / BIN_NS; i < b * 1000000ull / BIN_NS && i < MAX_BINS; i++)
         lost += late_ms[i];
-    return lost >= 0.02 * (double)(b - a);
+    return lost;
 }
+
+int starved(uint64_t a, uint64_t b) { return lost_ms(a, b) >= 0.02 * (double)(b - a); }
 
 static void wait_watching(void)
 {
@@ -301,7 +303,7 @@ void finish(void)
         if (C[i].end > end) end = C[i].end;
     printf("  t(s)");
     for (int i = 0; i < nc; i++) printf("   c%d(%d/%d)", i, C[i].hard, C[i].soft);
-    printf("   device\n");
+    printf("   device   lost ms\n");
     for (uint64_t a = 0; a < end; a += 500) {
         double tot = 0;
         printf("%6.1f", a / 1000.0);
@@ -310,7 +312,7 @@ void finish(void)
             tot += x;
             printf("   %9.1f", x);
         }
-        printf("   %6.1f\n", tot);
+        printf("   %6.1f   %7.1f\n", tot, lost_ms(a, a + 500));
     }
 }
 
