@@ -145,28 +145,31 @@ static void mode_two(void)
     int n, of;
     double sa = share_counted(a, 2000, 6000, &n, &of), sb = share_counted(b, 2000, 6000, &n, &of);
     check_counted("two", n, of);
-    /* Judged by the medians over the half of the counted windows in which
-     * the probes lost the least time: a window the machine starved below
-     * their bar (the device at 80-86 % in 4 of them beside load 10-18,
-     * 2026-12-03) moves a mean, and may be half the counted ones under such
-     * load; what the controls remove is missing from every window (no
-     * yield: the 30 % one at 12-24 %; no growth: the device at 41-50 %). */
-    double wa[8], wb[8], wd[8], wl[8];
+    /* The device's bar judged by the median over the half of the counted
+     * windows in which the probes lost the least time: a window the machine
+     * starved below their bar (the device at 80-86 % in 4 of them beside
+     * load 10-18, 2026-12-03) moves a mean, and may be half the counted ones
+     * under such load; what the no-growth control removes is missing from
+     * every window (the device at 41-50 %). The hard shares stay judged by
+     * the means over the counted windows: the no-yield control's 30 % one
+     * varies by window (12-30 %; 21.3 % on average once where the least
+     * starved half's median was 26.9). */
+    double wd[8], wl[8];
     int k = 0;
     for (uint64_t w = 2000; w + 500 <= 6000 && k < 8; w += 500)
         if (!starved(w, w + 500)) {
             double l = lost_ms(w, w + 500), x = share(a, w, w + 500), y = share(b, w, w + 500);
             int j = k++;
             for (; j > 0 && wl[j - 1] > l; j--) /* sorted by lost time */
-                wl[j] = wl[j - 1], wa[j] = wa[j - 1], wb[j] = wb[j - 1], wd[j] = wd[j - 1];
-            wl[j] = l, wa[j] = x, wb[j] = y, wd[j] = x + y;
+                wl[j] = wl[j - 1], wd[j] = wd[j - 1];
+            wl[j] = l, wd[j] = x + y;
         }
     int h = (k + 1) / 2;
-    double ma = median(wa, h), mb = median(wb, h), md = median(wd, h);
-    printf("over 2..6 s: 30/100 %.1f %%, 20/100 %.1f %%, device %.1f %% (medians of the %d least "
-           "starved of %d windows: %.1f, %.1f, %.1f)\n", sa, sb, sa + sb, h, k, ma, mb, md);
-    CHECK(ma >= 30.0 - slack(a, 500), "30/100 at %.1f %%", ma);
-    CHECK(mb >= 20.0 - slack(b, 500), "20/100 at %.1f %%", mb);
+    double md = median(wd, h);
+    printf("over 2..6 s: 30/100 %.1f %%, 20/100 %.1f %%, device %.1f %% (its median over the %d least "
+           "starved of %d windows: %.1f)\n", sa, sb, sa + sb, h, k, md);
+    CHECK(sa >= 30.0 - slack(a, 500), "30/100 at %.1f %%", sa);
+    CHECK(sb >= 20.0 - slack(b, 500), "20/100 at %.1f %%", sb);
     CHECK(md >= 90.0, "device %.1f %% busy < 90 %%", md);
 }
 
