@@ -15,7 +15,7 @@ if [ -n "$build" ]; then
   trap 'rm -f "$json"' EXIT
   ctest --test-dir "$build" --show-only=json-v1 > "$json"
 fi
-exec python3 - "$root" "$json" "${2:-}" <<'PY'
+CC_CONTROLS_BUILD="$build" exec python3 - "$root" "$json" "${2:-}" <<'PY'
 import json, os, re, sys
 root, jpath, extra = sys.argv[1], sys.argv[2], sys.argv[3]
 src = os.path.join(root, "src")
@@ -53,6 +53,37 @@ for m, (fs, ts) in sorted(rows.items()):
             bad.append(f"{m}: test {t} is not registered")
         elif not tests[t]:
             bad.append(f"{m}: test {t} is not WILL_FAIL")
+# The control libraries recompile only the sources a switch reaches
+# (tests/memory.cmake, cc_control_reach): what cmake recorded must still be
+# what the sources reach (a switch or an include added since: re-run cmake).
+bdir = os.environ.get("CC_CONTROLS_BUILD", "")
+cdir = os.path.join(bdir, "tests", "control_sources") if bdir else ""
+if cdir and os.path.isfile(os.path.join(cdir, "library.list")):
+    lib = set(open(os.path.join(cdir, "library.list")).read().split())
+    allf = [f for f in files if f != extra]
+    text = {f: open(f, errors="replace").read() for f in allf}
+    def reach(defs):
+        r = {f for f in allf for d in defs if d in text[f]}
+        todo = [f for f in r if f.endswith(".h")]
+        while todo:
+            b = re.escape(os.path.basename(todo.pop()))
+            inc = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]*/)?' + b + '"', re.M)
+            for f in allf:
+                if f not in r and inc.search(text[f]):
+                    r.add(f)
+                    if f.endswith(".h"):
+                        todo.append(f)
+        return {os.path.relpath(f, root) for f in r} & lib
+    for n in sorted(os.listdir(cdir)):
+        if not n.endswith(".txt"):
+            continue
+        words = open(os.path.join(cdir, n)).read().split()
+        defs = [w for w in words if w.startswith("CC_")]
+        have = set(words) - set(defs)
+        want = reach(defs)
+        if have != want:
+            bad.append(f"control library {n[:-4]} ({' '.join(defs)}) recompiles {sorted(have)}, the "
+                       f"sources now reach {sorted(want)}: re-run cmake")
 for b in sorted(set(bad)):
     print("check_controls:", b, file=sys.stderr)
 if bad:

@@ -17,4 +17,8 @@ case "${1:-}" in
 esac
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${args[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"
-ctest --test-dir "$dir" -j"$(nproc)" --output-on-failure "${label[@]}"
+# Most tests sleep (tests/schedule.cmake): three at a time a core, the timing
+# tests in two lanes; sanitizer builds, whose tests are CPU-bound, one a core.
+jobs=$(nproc)
+[ "$dir" = build ] && jobs=$((3 * jobs))
+ctest --test-dir "$dir" -j"$jobs" --output-on-failure "${label[@]}"

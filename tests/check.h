@@ -5,7 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* One program of several files defines CHECK_SHARED before including this
+ * in each, and CHECK_SHARED_DEFINE in the one that holds the count: one
+ * count of failed checks for the program. */
+#if defined(CHECK_SHARED_DEFINE)
+int check_failures;
+#elif defined(CHECK_SHARED)
+extern int check_failures;
+#else
 static int check_failures;
+#endif
 
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \

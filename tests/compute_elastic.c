@@ -28,333 +28,22 @@
  *             after each burst). ARG: seconds (20; 8 under sanitizers,
  *             16 for the control).
  * Windows in which the machine did not run the test (2 % of the time lost
- * in the parent's late wake-ups: other suites on 2 cores) are not counted; at least half of
- * them must count (wait_watching).
+ * in the parent's late wake-ups, the workers' gaps between calls, their
+ * waits for the simulator's lock and, since 2026-12-03, their waits on a run
+ * queue: other suites on 2 cores) are not counted; at least half of them must
+ * count (compute_elastic_run.c: worker, wait_watching). The harness is
+ * compute_elastic_run.c (tests/compute_elastic.h).
  * Figures measured are in docs/compute.md ("Elastic caps"). */
-#include <cuda.h>
-#include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "compute_mp.h"
-#include "spin_setup.h"
-
-#define BIN_NS 10000000ull
-#define MAX_BINS 3200
-#define BATCH 4 /* kernels in flight per process (the default) */
-#define MAX_DEPTH 16
-#define IDLE_DEPTH (MAX_DEPTH + 1) /* a worker that makes its context at START and idles to END */
-#define KERNEL_NS 1500000.0
-#define SEC 1000000000ull
-
-/* --worker OUT T0 START_NS END_NS TOGGLE_NS DEPTH: from T0 + START (context
- * made then: a container starting) to T0 + END, DEPTH kernels in flight;
- * with TOGGLE, on for TOGGLE, off (asleep) for TOGGLE, from START on. */
-static int worker(const char *out, uint64_t t0, uint64_t start, uint64_t end, uint64_t toggle,
-                  unsigned depth)
-{
-    static double bins[MAX_BINS], lost[MAX_BINS];
-    /* A toggling neighbour is a running container whose work comes and
-     * goes: made, and one batch run, at T0; then asleep until START. A
-     * plain one starts at START (what starting costs is the newcomer's). */
-    mp_sleep_until(t0 + (toggle ? 0 : start));
-    CUfunction fn;
-    CUstream stream;
-    int sms;
-    spin_setup("spin_1500us", &fn, &stream, &sms);
-    if (check_failures) return 1;
-    if (toggle) {
-        for (int i = 0; i < BATCH; i++)
-            CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
-        CHECK_CU(cuStreamSynchronize(stream));
-        mp_sleep_until(t0 + start);
-    }
-    /* depth kernels in flight, each followed by an event: a kernel is
-     * counted in the bin where its event completes (a whole batch counted
-     * at its sync made windows of 0.5 s uncertain by 2 batches a process). */
-    CUevent ev[MAX_DEPTH];
-    if (depth == IDLE_DEPTH) mp_sleep_until(t0 + end); /* (the loop below then ends at once) */
-    if (depth < 1 || depth > MAX_DEPTH) depth = BATCH;
-    for (unsigned i = 0; i < depth; i++) CHECK_CU(cuEventCreate(&ev[i], CU_EVENT_DEFAULT));
-    unsigned head = 0, inflight = 0;
-    /* The worker does nothing between its CUDA calls: a gap of over 1 ms
-     * between one call's return and the next call is the machine not running
-     * it (counted per bin, for the parent's starved windows). */
-    /* And inside a call: the simulator counts its waits for its shared lock
-     * whose holder the machine stopped (cuSimTestLockStallNs). */
-    uint64_t (*lock_stall)(void) = (uint64_t (*)(void))dlsym(RTLD_DEFAULT, "cuSimTestLockStallNs");
-    uint64_t stall0 = lock_stall ? lock_stall() : 0;
-    uint64_t back = mp_now();
-    for (;;) {
-        uint64_t now = mp_now();
-        if (now - back > 1000000ull && now > t0 && (now - t0) / BIN_NS < MAX_BINS)
-            lost[(now - t0) / BIN_NS] += (double)(now - back) / 1e6;
-        uint64_t stall = lock_stall ? lock_stall() : 0;
-        if (stall != stall0 && now > t0 && (now - t0) / BIN_NS < MAX_BINS)
-            lost[(now - t0) / BIN_NS] += (double)(stall - stall0) / 1e6;
-        stall0 = stall;
-        int off = toggle && ((now - t0 - start) / toggle) % 2 == 1;
-        if (inflight == depth || ((now >= t0 + end || off) && inflight)) {
-            CHECK_CU(cuEventSynchronize(ev[(head + depth - inflight) % depth]));
-            back = mp_now();
-            inflight--;
-            uint64_t b = (mp_now() - t0) / BIN_NS;
-            if (b < MAX_BINS) bins[b] += KERNEL_NS;
-            if (check_failures) return 1;
-            continue;
-        }
-        if (now >= t0 + end) break;
-        if (off) {
-            uint64_t next = t0 + start + ((now - t0 - start) / toggle + 1) * toggle;
-            mp_sleep_until(next < t0 + end ? next : t0 + end);
-            back = mp_now();
-            continue;
-        }
-        CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
-        CHECK_CU(cuEventRecord(ev[head], stream));
-        back = mp_now();
-        head = (head + 1) % depth;
-        inflight++;
-        if (check_failures) return 1;
-    }
-    if (lock_stall && lock_stall() > 10000000ull)
-        printf("worker %d: %.0f ms waiting for the simulator's lock (counted as starved)\n",
-               (int)getpid(), lock_stall() / 1e6);
-    if (!lock_stall) printf("worker %d: the simulator has no lock-stall hook\n", (int)getpid());
-    FILE *f = fopen(out, "w");
-    if (!f) return 1;
-    for (unsigned i = 0; i < MAX_BINS; i++) fprintf(f, "%.0f %.2f\n", bins[i], lost[i]);
-    return fclose(f) != 0;
-}
-
-struct cont {
-    int hard, soft, nproc, depth;
-    uint64_t start, end, toggle; /* ms */
-    char state[600];
-    double bins[MAX_BINS]; /* device ns completed, all its workers */
-};
-
-static char self[512];
-/* Per bin, ms the machine did not run the test: the parent's late wake-ups
- * and the workers' gaps between CUDA calls (wait_watching, worker). */
-static double late_ms[MAX_BINS];
-
-static pid_t spawn(struct cont *c, int k, const char *t0s)
-{
-    char out[700], a[24], b[24], t[24], dp[8];
-    snprintf(out, sizeof out, "%s/bins.%d", c->state, k);
-    unlink(out);
-    snprintf(a, sizeof a, "%llu", (unsigned long long)c->start * 1000000ull);
-    snprintf(b, sizeof b, "%llu", (unsigned long long)c->end * 1000000ull);
-    snprintf(t, sizeof t, "%llu", (unsigned long long)c->toggle * 1000000ull);
-    snprintf(dp, sizeof dp, "%d", c->depth ? c->depth : BATCH);
-    pid_t p = fork();
-    if (p == 0) {
-        char cap[8], soft[8];
-        snprintf(cap, sizeof cap, "%d", c->hard);
-        setenv("CUDACAP_STATE_DIR", c->state, 1);
-        setenv("CUDACAP_SM_LIMIT", cap, 1);
-        if (c->soft) {
-            snprintf(soft, sizeof soft, "%d", c->soft);
-            setenv("CUDACAP_SM_SOFT_LIMIT", soft, 1);
-        } else {
-            unsetenv("CUDACAP_SM_SOFT_LIMIT");
-        }
-        execl(self, self, "--worker", out, t0s, a, b, t, dp, (char *)NULL);
-        _exit(127);
-    }
-    return p;
-}
-
-static void collect(struct cont *c)
-{
-    memset(c->bins, 0, sizeof c->bins);
-    for (int k = 0; k < c->nproc; k++) {
-        char out[700];
-        snprintf(out, sizeof out, "%s/bins.%d", c->state, k);
-        FILE *f = fopen(out, "r");
-        CHECK(f != NULL, "no result from %s", out);
-        if (!f) continue;
-        double x, l;
-        for (unsigned i = 0; i < MAX_BINS && fscanf(f, "%lf %lf", &x, &l) == 2; i++) {
-            c->bins[i] += x;
-            late_ms[i] += l; /* the worker's own lost time (worker) */
-        }
-        fclose(f);
-    }
-}
-
-/* Percent of the device the container completed in [a, b) ms. */
-static double share(const struct cont *c, uint64_t a, uint64_t b)
-{
-    double s = 0;
-    for (uint64_t i = a * 1000000ull / BIN_NS; i < b * 1000000ull / BIN_NS && i < MAX_BINS; i++)
-        s += c->bins[i];
-    return s / ((double)(b - a) * 1e6) * 100.0;
-}
-
-static const char *base;
-static struct cont C[3];
-static int nc;
-static uint64_t t0;
-
-static struct cont *add(int hard, int soft, int nproc, uint64_t start, uint64_t end, uint64_t toggle)
-{
-    struct cont *c = &C[nc];
-    memset(c, 0, sizeof *c);
-    c->hard = hard, c->soft = soft, c->nproc = nproc;
-    c->start = start, c->end = end, c->toggle = toggle;
-    snprintf(c->state, sizeof c->state, "%s/c%d", base, nc);
-    mkdir(c->state, 0700);
-    /* A fresh container, as cudacap prepare leaves it: no region of an
-     * earlier run (its counters and elastic state would carry over). */
-    DIR *d = opendir(c->state);
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        if (e->d_name[0] != '.') unlinkat(dirfd(d), e->d_name, 0);
-    if (d) closedir(d);
-    nc++;
-    return c;
-}
-
-static pid_t pids[16];
-static int np;
-
-static void start_all(void)
-{
-    char t0s[32];
-    t0 = mp_now() + 300000000ull; /* every worker exec'd before T0 */
-    snprintf(t0s, sizeof t0s, "%llu", (unsigned long long)t0);
-    for (int i = 0; i < nc; i++)
-        for (int k = 0; k < C[i].nproc; k++) {
-            pids[np] = spawn(&C[i], k, t0s);
-            CHECK(pids[np] > 0, "fork failed");
-            np++;
-        }
-}
-
-/* The machine's own lateness: while the workers run, the parent sleeps
- * 2 ms at a time and adds up, per bin, the wake-ups more than 5 ms late;
- * the workers add their gaps between calls (worker). A window with 2 % of
- * its time lost so is one in which the machine did not run our processes (other suites on 2 cores: load averages of 10
- * were seen; the device then idled, both containers at a third), and a
- * share measured in it says nothing about the cap: such windows are not
- * counted (and at least half of them must count). */
-static int starved(uint64_t a, uint64_t b)
-{
-    double lost = 0;
-    for (uint64_t i = a * 1000000ull / BIN_NS; i < b * 1000000ull / BIN_NS && i < MAX_BINS; i++)
-        lost += late_ms[i];
-    return lost >= 0.02 * (double)(b - a);
-}
-
-static void wait_watching(void)
-{
-    int left = np, bad = 0;
-    /* The probe also writes a page of a shared file mapping in the state
-     * folder, as the simulator and the library do theirs: a write-back stall
-     * of the file system (a write fault waiting for the page's I/O) stalls
-     * the probe as it stalls them (seen: both containers of two runs at
-     * once at 3-20 % for a second, the sleeping parent on time). */
-    char pf[700];
-    snprintf(pf, sizeof pf, "%s/probe", base);
-    int fd = open(pf, O_RDWR | O_CREAT, 0600);
-    uint64_t *page = NULL;
-    if (fd >= 0 && ftruncate(fd, 4096) == 0) {
-        void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        page = m == MAP_FAILED ? NULL : m;
-    }
-    if (fd >= 0) close(fd);
-    while (left > 0) {
-        int st;
-        pid_t p = waitpid(-1, &st, WNOHANG);
-        if (p > 0) {
-            left--;
-            bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
-            continue;
-        }
-        if (p < 0) break;
-        uint64_t t = mp_now();
-        usleep(2000);
-        if (page) __atomic_add_fetch(page, 1, __ATOMIC_RELAXED);
-        uint64_t now = mp_now();
-        double late = (double)(now - t) / 1e6 - 2.0;
-        uint64_t b = now > t0 ? (now - t0) / BIN_NS : MAX_BINS;
-        if (late > 5.0 && b < MAX_BINS) late_ms[b] += late;
-    }
-    if (page) munmap(page, 4096);
-    CHECK(bad == 0 && left == 0, "a worker failed");
-}
-
-static void finish(void)
-{
-    wait_watching();
-    for (int i = 0; i < nc; i++) collect(&C[i]);
-    uint64_t end = 0;
-    for (int i = 0; i < nc; i++)
-        if (C[i].end > end) end = C[i].end;
-    printf("  t(s)");
-    for (int i = 0; i < nc; i++) printf("   c%d(%d/%d)", i, C[i].hard, C[i].soft);
-    printf("   device\n");
-    for (uint64_t a = 0; a < end; a += 500) {
-        double tot = 0;
-        printf("%6.1f", a / 1000.0);
-        for (int i = 0; i < nc; i++) {
-            double x = share(&C[i], a, a + 500);
-            tot += x;
-            printf("   %9.1f", x);
-        }
-        printf("   %6.1f\n", tot);
-    }
-}
-
-/* The elastic state of the container's (only) device line, mid-run. */
-static const cc_compute_elastic_t *elastic_of(const struct cont *c, uint32_t *target)
-{
-    const cc_compute_region_t *r = mp_map_compute_region(c->state);
-    if (!r) return NULL;
-    *target = __atomic_load_n(&r->dev[0].up_limit_pm, __ATOMIC_RELAXED);
-    return &r->elastic[0];
-}
-
-/* The mean share of the container over the 0.5 s windows of [a, b) that
- * count (not starved); *n, *of: windows counted, windows. */
-static double share_counted(const struct cont *c, uint64_t a, uint64_t b, int *n, int *of)
-{
-    double s = 0;
-    *n = *of = 0;
-    for (uint64_t w = a; w + 500 <= b; w += 500) {
-        (*of)++;
-        if (starved(w, w + 500)) continue;
-        (*n)++;
-        s += share(c, w, w + 500);
-    }
-    return *n ? s / *n : 0;
-}
-
-/* Fewer than half the windows counted: this attempt cannot judge the cap
- * (main runs another, up to 3, then reports a skip). */
-static int short_of_windows;
-
-static void check_counted(const char *what, int n, int of)
-{
-    if (n < of) printf("%s: %d of %d windows counted (the others starved)\n", what, n, of);
-    if (2 * n < of) short_of_windows = 1;
-}
-
-/* Quantization of the bins: a kernel per process at each end of a window. */
-static double slack(const struct cont *c, uint64_t ms)
-{
-    return 2.0 * c->nproc * KERNEL_NS / ((double)ms * 1e6) * 100.0;
-}
+#define CHECK_SHARED_DEFINE
+#include "compute_elastic.h"
 
 static void mode_alone(void)
 {
@@ -432,6 +121,17 @@ static void mode_newcomer(void)
     CHECK(lo >= 30.0 - slack(e, 500), "borrower at %.1f %% < its hard 30 %%", lo);
 }
 
+/* The median of x[0..n) (sorted in place); 0 for none. */
+static double median(double *x, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && x[j - 1] > x[j]; j--) {
+            double t = x[j];
+            x[j] = x[j - 1], x[j - 1] = t;
+        }
+    return n ? (n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2) : 0;
+}
+
 static void mode_two(void)
 {
     /* Queues of 3 and 4 x 6 kernels: split by queues (no yield), the 30 %
@@ -445,10 +145,32 @@ static void mode_two(void)
     int n, of;
     double sa = share_counted(a, 2000, 6000, &n, &of), sb = share_counted(b, 2000, 6000, &n, &of);
     check_counted("two", n, of);
-    printf("over 2..6 s: 30/100 %.1f %%, 20/100 %.1f %%, device %.1f %%\n", sa, sb, sa + sb);
+    /* The device's bar judged by the median over the half of the counted
+     * windows in which the probes lost the least time: a window the machine
+     * starved below their bar (the device at 80-86 % in 4 of them beside
+     * load 10-18, 2026-12-03) moves a mean, and may be half the counted ones
+     * under such load; what the no-growth control removes is missing from
+     * every window (the device at 41-50 %). The hard shares stay judged by
+     * the means over the counted windows: the no-yield control's 30 % one
+     * varies by window (12-30 %; 21.3 % on average once where the least
+     * starved half's median was 26.9). */
+    double wd[8], wl[8];
+    int k = 0;
+    for (uint64_t w = 2000; w + 500 <= 6000 && k < 8; w += 500)
+        if (!starved(w, w + 500)) {
+            double l = lost_ms(w, w + 500), x = share(a, w, w + 500), y = share(b, w, w + 500);
+            int j = k++;
+            for (; j > 0 && wl[j - 1] > l; j--) /* sorted by lost time */
+                wl[j] = wl[j - 1], wd[j] = wd[j - 1];
+            wl[j] = l, wd[j] = x + y;
+        }
+    int h = (k + 1) / 2;
+    double md = median(wd, h);
+    printf("over 2..6 s: 30/100 %.1f %%, 20/100 %.1f %%, device %.1f %% (its median over the %d least "
+           "starved of %d windows: %.1f)\n", sa, sb, sa + sb, h, k, md);
     CHECK(sa >= 30.0 - slack(a, 500), "30/100 at %.1f %%", sa);
     CHECK(sb >= 20.0 - slack(b, 500), "20/100 at %.1f %%", sb);
-    CHECK(sa + sb >= 90.0, "device %.1f %% busy < 90 %%", sa + sb);
+    CHECK(md >= 90.0, "device %.1f %% busy < 90 %%", md);
 }
 
 static void mode_bursts(int secs)
@@ -581,30 +303,44 @@ static void mode_guard(int variant)
         add(50, 0, 1, end, end, 1); /* toggling: its context made at T0; start = end: no work */
     }
     start_all();
-    int yields = 0, polls = 0;
+    int yields = 0, ny = 0, polls = 0;
+    uint64_t yield_at[256];
     uint32_t prev = 0;
     double target_sum = 0;
     for (uint64_t t = 2000; t < end; t += YIELD_POLL_MS) {
         mp_sleep_until(t0 + t * 1000000ull);
         uint32_t target = 0;
         if (!elastic_of(e, &target)) continue;
-        yields += prev > 400 && target <= 300;
+        if (prev > 400 && target <= 300 && ny < 256) yield_at[ny++] = t;
         prev = target;
         if (t >= from) target_sum += target, polls++;
     }
     finish();
+    /* A yield counts unless the machine starved the second before it (the
+     * borrower's processes, run again at once after a stall, saturate the
+     * device: a provisional yield the cap did not cause; 4 such yields in
+     * guard.slow beside two other engineers' builds, load 10, 2026-12-03). */
+    for (int i = 0; i < ny; i++) {
+        int judged = !starved(yield_at[i] - 1000, yield_at[i]);
+        yields += judged;
+        printf("yield at %.2f s%s\n", yield_at[i] / 1e3, judged ? "" : " (the second before starved: not counted)");
+    }
     int n, of;
     double x = share_counted(e, from, end, &n, &of);
     check_counted("guard", n, of);
     double mean = polls ? target_sum / polls / 10.0 : 0;
-    /* On a slowed device: the device's busy time, from the simulator. */
+    /* On a slowed device: the device's busy time, from the simulator, over
+     * the same windows as the share (the starved ones left out). */
     uint64_t (*busy_ns)(uint32_t, uint64_t, uint64_t) =
         (uint64_t (*)(uint32_t, uint64_t, uint64_t))dlsym(RTLD_DEFAULT, "cuSimTestBusyNs");
-    double dev = busy_ns ? 100.0 * (double)busy_ns(0, t0 + from * 1000000ull, t0 + end * 1000000ull) /
-                               ((double)(end - from) * 1e6)
-                         : -1;
+    double dev = -1, busy = 0;
+    int nb = 0;
+    for (uint64_t w = from; busy_ns && w + 500 <= end; w += 500)
+        if (!starved(w, w + 500))
+            busy += (double)busy_ns(0, t0 + w * 1000000ull, t0 + (w + 500) * 1000000ull), nb++;
+    if (nb) dev = 100.0 * busy / ((double)nb * 500e6);
     printf("beside an idle context from %.0f s: %.1f %% of the device (%.1f %% in nominal kernel time), "
-           "mean target %.1f %%, %d yields from 2 s\n", from / 1000.0, dev, x, mean, yields);
+           "mean target %.1f %%, %d yields from 2 s (%d in all)\n", from / 1000.0, dev, x, mean, yields, ny);
     if (variant == GUARD_COLD) x = dev; /* (only the borrower runs kernels) */
     /* late, cold: one false alarm (allowed below) costs the regrowth from
      * the hard share, up to 4.5 s of the 6 counted: 69.5-75.9 % in the runs
@@ -647,7 +383,11 @@ int main(int argc, char **argv)
             _exit(check_failures ? 1 : 0);
         }
         int st = 0;
-        if (p < 0 || waitpid(p, &st, 0) < 0 || !WIFEXITED(st)) return 1;
+        if (p < 0 || waitpid(p, &st, 0) < 0) return 1;
+        if (!WIFEXITED(st)) { /* (once in a suite run, 2026-12-03, with no word) */
+            printf("attempt %d: ended by signal %d\n", attempt, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+            return 1;
+        }
         if (WEXITSTATUS(st) != 77) {
             if (WEXITSTATUS(st) == 1) printf("checks failed (attempt %d)\n", attempt);
             return WEXITSTATUS(st);

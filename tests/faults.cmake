@@ -20,7 +20,7 @@ endfunction()
 # Fault campaign, library side (issue 10): tests/faults_lib.c. Short mode
 # here (one round); FAULTS_LONG=N build/tests/faults_lib DIR for N rounds by
 # hand (with this test's environment: ctest -R faults.lib -V shows it).
-cc_sim_client(faults_lib faults_lib.c)
+cc_sim_client(faults_lib faults_lib.c faults_lib_worker.c faults_lib_files.c faults_lib_forge.c)
 target_link_libraries(faults_lib PRIVATE pthread)
 cc_fault_test(faults.lib "${CUDACAP_PRELOAD}" 180 faults_lib ${CMAKE_BINARY_DIR}/state/faults.lib)
 # The same on 2 and 4 simulated devices (issue 25): the work on the last

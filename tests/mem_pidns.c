@@ -75,6 +75,20 @@ static int wait_flag(int *f, int secs)
     return 0;
 }
 
+/* The fourth worker starts as soon as the killed one's unshare is reaped;
+ * its pid 1 may still be dying, its memory and context still counted, and a
+ * full container refuses a new context: it retries for up to 10 s (under
+ * load once refused at 1024 of 1024 MiB, 2026-12-03). */
+static CUresult retain(CUcontext *ctx, CUdevice dev)
+{
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    for (int i = 0; i < 1000 && r == CUDA_ERROR_OUT_OF_MEMORY; i++) {
+        if (i) usleep(10000);
+        r = cuDevicePrimaryCtxRetain(ctx, dev);
+    }
+    return r;
+}
+
 static int worker(int k)
 {
     CUdevice dev;
@@ -82,7 +96,7 @@ static int worker(int k)
     CUmodule mod;
     CUfunction fn;
     size_t f, t;
-    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || retain(&ctx, dev) || cuCtxSetCurrent(ctx) ||
         cuMemGetInfo(&f, &t) || cuModuleLoadData(&mod, test_ptx) ||
         cuModuleGetFunction(&fn, mod, "spin_10us")) {
         fprintf(stderr, "worker %d (pid %d): CUDA setup failed\n", k, (int)getpid());
