@@ -148,5 +148,5 @@ set_property(TEST deploy.image deploy.image.negative_control APPEND PROPERTY ENV
              "DEPLOY_IMAGE_CACHE=${CMAKE_BINARY_DIR}/deploy-image-cache")
 set_property(TEST deploy.image.negative_control APPEND PROPERTY ENVIRONMENT DEPLOY_IMAGE_CONTROL=1)
 set_tests_properties(deploy.image deploy.image.negative_control PROPERTIES
-                     RESOURCE_LOCK deploy_image_storage TIMEOUT 900)
+                     RESOURCE_LOCK deploy_image_storage TIMEOUT 900 LABELS image)
 set_tests_properties(deploy.image.negative_control PROPERTIES WILL_FAIL TRUE DEPENDS deploy.image)
