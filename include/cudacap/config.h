@@ -46,6 +46,9 @@ typedef struct cc_config {
     char state_dir[CC_PATH_MAX];
     /* Number of values that did not parse (each reported on stderr). */
     int errors;
+    /* CUDACAP_STRICT: errors refuse the GPU (cuInit fails) instead of
+     * leaving the cap absent. */
+    int strict;
 } cc_config_t;
 
 /* Reads the environment through getenv_fn (getenv in the library; tests pass

@@ -178,6 +178,9 @@ static void read_mem(const char *dir, struct snap *s)
     const cc_mem_region_t *r = read_region(dir, &cc_mem_region_spec, snap_check_mem, &s->mem_state,
                                            s->mem_why, sizeof s->mem_why);
     if (!r) return;
+    const cc_config_counters_t *cc = cc_config_counters((void *)r);
+    s->config_errors = cc->errors;
+    s->config_refused = cc->refused;
     int map[CC_MEM_DEVS]; /* region device -> snap device */
     for (int d = 0; d < CC_MEM_DEVS; d++) {
         map[d] = -1;

@@ -13,8 +13,11 @@
 #include "cudacap/config.h"
 #include "hook.h"
 #include "hook/process.h"
+#include "cap/cfg.h"
+#include "cap/memledger.h"
 
 int cc_cuda_ready, cc_nvml_ready;
+int cc_cuda_refused;
 int cc_count_calls;
 /* cc_cfg is the cap layer's (cap/cfg.c); loaded here. */
 
@@ -73,9 +76,27 @@ void cc_process_init(void)
     pthread_once(&once, process_init_once);
 }
 
+/* Bad configuration is never silent (docs/configuration.md, "Bad values"):
+ * the container's counters say it to the node, and under CUDACAP_STRICT=1
+ * the GPU is refused (cuInit fails) rather than run with a cap absent. */
+static void config_verdict(void)
+{
+    if (!cc_cfg.errors) return;
+    int refuse = cc_cfg.strict;
+#ifdef CC_TEST_STRICT_OPEN /* negative control: strict mode runs open */
+    refuse = 0;
+#endif
+    if (refuse)
+        cc_error("CUDACAP_STRICT=1 and %d configuration error(s) above: this process is refused "
+                 "the GPU (cuInit fails with CUDA_ERROR_NOT_PERMITTED)", cc_cfg.errors);
+    __atomic_store_n(&cc_cuda_refused, refuse, __ATOMIC_RELEASE);
+    cc_ml_count_config_errors(cc_cfg.state_dir, (unsigned)cc_cfg.errors, refuse);
+}
+
 static void cuda_init_once(void)
 {
     cc_process_init();
+    config_verdict();
     cc_open_lib(CC_LIB_CUDA);
     cc_route_build();
     cc_port_real_install(); /* the cap layer's way to the driver (cap/port.h) */
