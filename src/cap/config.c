@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cap/limits.h"
 #include "common/options.h"
 #include "common/log.h"
 
@@ -269,4 +270,71 @@ void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *), char *co
     cfg->count_calls = (int)load_one(cfg, CC_OPT_COUNT_CALLS, get);
     cfg->ctx_overhead = load_one(cfg, CC_OPT_CTX_OVERHEAD, get);
     cfg->strict = (int)load_one(cfg, CC_OPT_STRICT, get);
+}
+
+/* ---- The limits file --------------------------------------------------- */
+
+/* The environment's caps the file overrides: each variable set to a value
+ * other than the file's for its device (the unsuffixed names: device 0's),
+ * said once. */
+static void say_ignored(const cc_config_t *cfg, env_fn get, const uint64_t *mem,
+                        const uint32_t *sm, const uint32_t *soft)
+{
+    static const int ids[3] = {CC_OPT_MEM_LIMIT, CC_OPT_SM_LIMIT, CC_OPT_SM_SOFT_LIMIT};
+    for (int k = 0; k < 3; k++) {
+        const cc_option_t *o = &cc_options[ids[k]];
+        for (int dev = -1; dev < CC_MAX_DEVICES; dev++)
+            for (int alias = 0; alias < 3; alias++) {
+                char name[64], file[32];
+                uint64_t v = 0, want;
+                if (!cc_opt_name(o, alias, dev, name, sizeof name)) continue;
+                const char *val = get(name);
+                if (!val || !*val) continue;
+                int d = dev < 0 ? 0 : dev;
+                want = k == 0 ? mem[d] : k == 1 ? sm[d] : soft[d];
+                if (cc_opt_parse(o, val, &v) == 0 && (k == 0 ? v : v >= 100 ? 0 : v) == want) continue;
+                if (k == 0 && want) snprintf(file, sizeof file, "%llu bytes", (unsigned long long)want);
+                else if (want) snprintf(file, sizeof file, "%llu %%", (unsigned long long)want);
+                else snprintf(file, sizeof file, "no cap");
+                cc_warn("%s=\"%s\" is ignored: the container's limits file %s gives device %d %s",
+                        name, val, cfg->limits_path, d, file);
+            }
+    }
+}
+
+void cc_config_limits(cc_config_t *cfg, const char *(*get)(const char *))
+{
+    cc_limits_t l;
+    char why[256];
+    int rc = cc_limits_read(cfg->state_dir, &l, why, sizeof why);
+    if (rc == 0) return;
+    snprintf(cfg->limits_path, sizeof cfg->limits_path, "%s/%s", cfg->state_dir, CC_LIMITS_FILE);
+#ifdef CC_TEST_TRUST_BAD_LIMITS /* negative control: a bad file ignored (fail open) */
+    if (rc < 0) {
+        cfg->limits_path[0] = 0;
+        return;
+    }
+#endif
+    if (rc < 0) {
+        cc_error("limits file %s: %s; this process is refused the GPU (a bad limits file is never "
+                 "trusted, and the environment cannot stand in for it)", cfg->limits_path, why);
+        cfg->limits_bad = 1;
+        cfg->errors++;
+        for (int i = 0; i < CC_MAX_DEVICES; i++)
+            cfg->mem_limit[i] = 0, cfg->sm_limit[i] = 0, cfg->sm_soft_limit[i] = 0;
+        return;
+    }
+    uint64_t mem[CC_MAX_DEVICES];
+    uint32_t sm[CC_MAX_DEVICES], soft[CC_MAX_DEVICES];
+    cc_limits_effective(&l, mem, sm, soft);
+#ifdef CC_TEST_ENV_OVER_LIMITS /* negative control: the environment wins */
+    return;
+#endif
+    say_ignored(cfg, get, mem, sm, soft);
+    memcpy(cfg->mem_limit, mem, sizeof mem);
+    memcpy(cfg->sm_limit, sm, sizeof sm);
+    memcpy(cfg->sm_soft_limit, soft, sizeof soft);
+    cfg->limits_generation = l.generation;
+    cc_info("caps from the limits file %s (generation %llu)", cfg->limits_path,
+            (unsigned long long)l.generation);
 }

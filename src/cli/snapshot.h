@@ -78,7 +78,7 @@ struct snap {
     uint64_t config_errors, config_refused;
     /* A configuration problem the node can see itself (the limits file);
      * "" none. */
-    char config_why[512];
+    char config_why[1400];
 };
 
 /* Where the driver lists its GPUs (/proc/driver/nvidia/gpus); tests point

@@ -30,6 +30,8 @@
     /* configuration */                                                                                                \
     X(CC_TEST_NO_SEED_NAMES, "common/options.c", "config.seed.control")                                                \
     X(CC_TEST_STRICT_OPEN, "hook/init.c", "config.strict.control")                                                     \
+    X(CC_TEST_ENV_OVER_LIMITS, "cap/config.c", "config.limits.file.control")                                           \
+    X(CC_TEST_TRUST_BAD_LIMITS, "cap/config.c", "config.limits.bad.control")                                           \
     /* state files */                                                                                                  \
     X(CC_TEST_PID_KEY, "region/proc_key.c", "mem.pidns.control")                                                       \
     X(CC_TEST_NO_FILE_CHECKS, "region/region.c", "mem.state.files.control")                                            \

@@ -64,6 +64,7 @@ static void process_init_once(void)
     cc_log_init();
     cc_fault_init(); /* test builds arm faults by the environment (common/fault.h) */
     cc_config_load(&cc_cfg, env_get, environ);
+    cc_config_limits(&cc_cfg, env_get);
     warn_hami_ignored();
     cc_count_calls = cc_cfg.count_calls;
     if (cc_count_calls) cc_stats_register_exit_report();
@@ -82,11 +83,11 @@ void cc_process_init(void)
 static void config_verdict(void)
 {
     if (!cc_cfg.errors) return;
-    int refuse = cc_cfg.strict;
+    int refuse = cc_cfg.strict || cc_cfg.limits_bad; /* a bad limits file: always closed */
 #ifdef CC_TEST_STRICT_OPEN /* negative control: strict mode runs open */
     refuse = 0;
 #endif
-    if (refuse)
+    if (refuse && !cc_cfg.limits_bad) /* a bad limits file said why, naming it */
         cc_error("CUDACAP_STRICT=1 and %d configuration error(s) above: this process is refused "
                  "the GPU (cuInit fails with CUDA_ERROR_NOT_PERMITTED)", cc_cfg.errors);
     __atomic_store_n(&cc_cuda_refused, refuse, __ATOMIC_RELEASE);
