@@ -162,7 +162,16 @@ int cc_limits_read(const char *dir, cc_limits_t *out, char *why, size_t wlen)
     snprintf(path, sizeof path, "%s/%s", dir, CC_LIMITS_FILE);
     int fd = cc_os_open_regular(path, O_RDONLY, 0, &st, &at);
     if (fd < 0) {
-        if (at == CC_OS_AT_OPEN && errno == ENOENT) return 0;
+        int e = errno;
+        struct stat ls;
+        if (at == CC_OS_AT_OPEN && (e == ENOENT || e == ENOTDIR)) return 0; /* no folder, or none to have it */
+        /* An open that failed otherwise (EIO, EMFILE...) on a name that is
+         * not there is no file either; on one that is, it is a file we
+         * cannot trust. */
+        if (at == CC_OS_AT_OPEN && e != ELOOP && cc_os_lstat(path, &ls) != 0 &&
+            (errno == ENOENT || errno == ENOTDIR))
+            return 0;
+        errno = e;
         if (at == CC_OS_AT_TYPE) return WHY("not a plain file (a FIFO, a device or a folder)");
         if (at == CC_OS_AT_OPEN && errno == ELOOP) return WHY("a symbolic link (never followed)");
         return WHY("cannot be opened: %s", strerror(errno));
