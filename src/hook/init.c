@@ -13,6 +13,7 @@
 #include "cudacap/config.h"
 #include "hook.h"
 #include "hook/process.h"
+#include "os/os.h"
 #include "cap/cfg.h"
 #include "cap/memledger.h"
 
@@ -26,7 +27,43 @@ int cc_count_calls;
  * it is inside of; it proceeds with whatever is resolved so far. */
 static __thread int tls_in_init;
 
-static const char *env_get(const char *name) { return getenv(name); }
+/* A variable missing from this process's environment is looked up in the
+ * container's init process's (/proc/1/environ), as the seed system does: a
+ * shell exec'd into the container, an SSH session, a preload from
+ * /etc/ld.so.preload with no variables still find the container's state
+ * folder and caps. Read once; said (info) per variable taken from it. */
+static char init_env[64 << 10];
+static ssize_t init_env_len = -1;
+
+static const char *init_env_get(const char *name)
+{
+    if (init_env_len < 0) {
+#ifdef CC_TEST_NO_INIT_ENV /* negative control: the init process is not asked */
+        init_env_len = 0;
+#else
+        init_env_len = getpid() == 1 ? 0 : cc_os_proc_environ(1, init_env, sizeof init_env);
+#endif
+        if (init_env_len < 0) init_env_len = 0;
+    }
+    size_t n = strlen(name);
+    for (ssize_t at = 0; at < init_env_len;) {
+        const char *e = init_env + at;
+        size_t len = strlen(e);
+        if (len > n && e[n] == '=' && memcmp(e, name, n) == 0) {
+            cc_info("%s=\"%s\" taken from the container's init process (/proc/1/environ): this "
+                    "process's environment has no %s", name, e + n + 1, name);
+            return e + n + 1;
+        }
+        at += (ssize_t)len + 1;
+    }
+    return NULL;
+}
+
+static const char *env_get(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? v : init_env_get(name);
+}
 
 static void child_after_fork(void)
 {
