@@ -12,7 +12,7 @@ has '"LD_PRELOAD=/usr/local/lib/cudacap/libcudacap.so"' "preload env"
 has '"CUDACAP_STATE_DIR=/var/run/cudacap"' "state env"
 has "{\"hostPath\": \"$R/job1\", \"containerPath\": \"/var/run/cudacap\"" "state mount"
 has "{\"hostPath\": \"$LIB\", \"containerPath\": \"/usr/local/lib/cudacap/libcudacap.so\", \"options\": [\"ro\"" "library mount"
-has "\"args\": [\"cudacap\", \"prepare\", \"$R/job2\"]" "prepare hook"
+has "\"args\": [\"cudacap\", \"prepare\", \"--mem\", \"4g\", \"--sm\", \"30\", \"$R/job2\"]" "prepare hook, writing the limits file"
 has '"hookName": "createRuntime"' "hook kind"
 [ ! -e $R ] && ok "printing touches nothing" || fail "created $R"
 if command -v python3 >/dev/null; then

@@ -5,25 +5,12 @@
 # path giving per-process caps (never the shared default folder), control
 # bytes escaped. From CTest: $PRELOAD, $WORKER, $CONFIG_TEST_TMP, simulator env.
 set -u
-fails=0
-fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
-ok() { echo "ok: $*"; }
+. "$(dirname "$0")/config_lib.sh"
 T=$CONFIG_TEST_TMP
 rm -rf "$T" && mkdir -p "$T"
 export CUDACAP_STATE_DIR=$T/state CUDACAP_SIM_MEM=8g CUDACAP_LOG_LEVEL=1
 unset CUDACAP_COUNT_CALLS
 
-# w ENV... -- ARGS: the worker under cudacap; output (both streams) in $out.
-w() {
-  local e=()
-  while [ "$1" != -- ]; do e+=("$1"); shift; done
-  shift
-  out=$(env "${e[@]}" LD_PRELOAD="$PRELOAD" "$WORKER" "$@" 2>&1); rc=$?
-}
-has() { case "$out" in *"$1"*) ok "$2" ;; *) fail "$2: no \"$1\" in: $out" ;; esac; }
-hasnt() { case "$out" in *"$1"*) fail "$2: \"$1\" in: $out" ;; *) ok "$2" ;; esac; }
-# The container's cap as cuMemGetInfo reports it ("... of TOTAL").
-total() { printf '%s\n' "$out" | sed -n 's/.* of \([0-9]*\)$/\1/p' | head -1; }
 cclines() { printf '%s\n' "$out" | grep -c '^cudacap\['; }
 
 # --- item 13: sizes are exact --------------------------------------------

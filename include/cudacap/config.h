@@ -46,6 +46,15 @@ typedef struct cc_config {
     char state_dir[CC_PATH_MAX];
     /* Number of values that did not parse (each reported on stderr). */
     int errors;
+    /* CUDACAP_STRICT: errors refuse the GPU (cuInit fails) instead of
+     * leaving the cap absent. */
+    int strict;
+    /* Where the caps came from: "" the environment, else the limits file's
+     * path (cc_config_limits). limits_bad: that file is there but cannot
+     * be trusted: the GPU is refused (fail closed). */
+    char limits_path[CC_PATH_MAX + 16];
+    int limits_bad;
+    uint64_t limits_generation;
 } cc_config_t;
 
 /* Reads the environment through getenv_fn (getenv in the library; tests pass
@@ -55,6 +64,12 @@ typedef struct cc_config {
  * reported, counted in errors, and that cap is left absent. */
 void cc_config_load(cc_config_t *cfg, const char *(*getenv_fn)(const char *name),
                     char *const *envp);
+
+/* The container's limits file (STATE_DIR/limits, docs/configuration.md,
+ * "Where caps come from"), read after cc_config_load: when present its caps
+ * replace the environment's, each differing cap variable said once; when
+ * present but bad, limits_bad is set and the error names file and field. */
+void cc_config_limits(cc_config_t *cfg, const char *(*getenv_fn)(const char *name));
 
 /* Parses a size: bytes, or a number (decimals allowed) with a binary unit
  * k/m/g/t, optionally followed by "i", "b", "ib" in any case ("4g", "4Gi",

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cap/limits.h"
 #include "common/options.h"
 #include "common/log.h"
 
@@ -45,11 +46,56 @@ static uint64_t load_one(cc_config_t *cfg, int id, env_fn get)
     return o->def;
 }
 
-/* A per-device cap: NAME and NAME_<i>, each under its CUDACAP_* name and its
- * alias. The per-device value overrides the all-devices one. src (may be
- * NULL): per device, the name the value came from ("" none). */
-static void load_family(cc_config_t *cfg, int id, env_fn get, uint64_t out[CC_MAX_DEVICES],
-                        char (*src)[64])
+/* The seed system's per-device names (CUDA_MEM_LIMIT_<i>, ...) number the
+ * devices by their place in MANAGER_VISIBLE_DEVICES (GPU UUIDs). seed_of[o]:
+ * that place for CUDA ordinal o, -1 where o is not in the list. Where
+ * CUDA_VISIBLE_DEVICES names the devices by UUID, ordinal o is its o-th
+ * entry, found in the list by UUID (a prefix, as CUDA takes one); otherwise
+ * place i is ordinal i (the order the device plugin exposes them in). */
+#define SEED_UUID_LEN 96
+static int split_uuids(const char *v, char out[CC_MAX_DEVICES][SEED_UUID_LEN])
+{
+    int n = 0;
+    while (v && *v && n < CC_MAX_DEVICES) {
+        while (*v == ' ' || *v == ',') v++;
+        size_t len = strcspn(v, ", ");
+        if (!len) break;
+        snprintf(out[n++], SEED_UUID_LEN, "%.*s", (int)(len < SEED_UUID_LEN ? len : SEED_UUID_LEN - 1), v);
+        v += len;
+    }
+    return n;
+}
+
+static void seed_places(env_fn get, int seed_of[CC_MAX_DEVICES])
+{
+    cc_opt_value_t m;
+    cc_opt_get(&cc_options[CC_OPT_SEED_DEVICES], -1, get, &m);
+    for (int o = 0; o < CC_MAX_DEVICES; o++) seed_of[o] = o;
+    if (!m.value) return;
+    static char seed[CC_MAX_DEVICES][SEED_UUID_LEN], vis[CC_MAX_DEVICES][SEED_UUID_LEN];
+    int ns = split_uuids(m.value, seed);
+    const char *cvd = get("CUDA_VISIBLE_DEVICES");
+    int nv = cvd ? split_uuids(cvd, vis) : 0, by_uuid = nv > 0;
+    for (int k = 0; k < nv; k++)
+        if (strncmp(vis[k], "GPU-", 4) != 0 && strncmp(vis[k], "MIG-", 4) != 0) by_uuid = 0;
+    for (int o = 0; o < CC_MAX_DEVICES; o++) {
+        seed_of[o] = o < ns ? o : -1;
+        if (!by_uuid) continue;
+        seed_of[o] = -1;
+        for (int j = 0; o < nv && j < ns; j++)
+            if (strncmp(seed[j], vis[o], strlen(vis[o])) == 0) {
+                seed_of[o] = j;
+                break;
+            }
+    }
+}
+
+/* A per-device cap: NAME and NAME_<i>, each under its CUDACAP_* name, its
+ * alias and the seed's name (at the device's seed place, seed_of). The
+ * per-device value overrides the all-devices one. src (may be NULL): per
+ * device, the name the value came from ("" none). */
+static void load_family(cc_config_t *cfg, int id, env_fn get, const int *seed_of,
+                        uint64_t out[CC_MAX_DEVICES], char (*src)[64])
 {
     const cc_option_t *o = &cc_options[id];
     cc_opt_value_t all, one;
@@ -70,7 +116,7 @@ static void load_family(cc_config_t *cfg, int id, env_fn get, uint64_t out[CC_MA
         char tail[64];
         out[i] = allv;
         if (src) snprintf(src[i], sizeof src[i], "%s", which && allv ? which : "");
-        cc_opt_get(o, i, get, &one);
+        cc_opt_get_seed(o, i, seed_of[i], get, &one);
         cc_opt_say_shadowed(&one);
         if (!one.value) continue;
         if ((rc = cc_opt_parse(o, one.value, &v)) != 0) {
@@ -102,7 +148,7 @@ static int index_ok(const char *ix, size_t len)
 static void check_index(cc_config_t *cfg, const char *e, const char *eq)
 {
     for (int id = 0; id < CC_OPT_COUNT; id++) {
-        for (int alias = 0; alias < 2 && cc_options[id].per_device; alias++) {
+        for (int alias = 0; alias < 3 && cc_options[id].per_device; alias++) {
             char base[64];
             if (!cc_opt_name(&cc_options[id], alias, -1, base, sizeof base)) continue;
             size_t n = strlen(base);
@@ -166,12 +212,12 @@ static void load_soft(cc_config_t *cfg, const uint64_t *hard, const uint64_t *so
     }
 }
 
-static void load_sm(cc_config_t *cfg, env_fn get)
+static void load_sm(cc_config_t *cfg, env_fn get, const int *seed_of)
 {
     uint64_t v[CC_MAX_DEVICES], sv[CC_MAX_DEVICES];
     char hsrc[CC_MAX_DEVICES][64], ssrc[CC_MAX_DEVICES][64];
-    load_family(cfg, CC_OPT_SM_LIMIT, get, v, hsrc);
-    load_family(cfg, CC_OPT_SM_SOFT_LIMIT, get, sv, ssrc);
+    load_family(cfg, CC_OPT_SM_LIMIT, get, seed_of, v, hsrc);
+    load_family(cfg, CC_OPT_SM_SOFT_LIMIT, get, seed_of, sv, ssrc);
     /* HAMi's policy switch: 1 = "disable" turns compute capping off. */
     int off = load_one(cfg, CC_OPT_CORE_POLICY, get) != 0;
     for (int i = 0; i < CC_MAX_DEVICES; i++)
@@ -190,7 +236,7 @@ static void load_state_dir(cc_config_t *cfg, env_fn get)
         snprintf(cfg->state_dir, sizeof cfg->state_dir, "%s", o->def_path);
         return;
     }
-    const char *val = d.value, *suffix = d.from_alias && o->alias_suffix ? o->alias_suffix : "";
+    const char *val = d.value, *suffix = d.from_alias == 1 && o->alias_suffix ? o->alias_suffix : "";
     size_t n = strlen(val) + strlen(suffix);
     if (n >= sizeof cfg->state_dir) {
         /* Not the default folder: that may be another container's. No
@@ -211,9 +257,11 @@ static void load_state_dir(cc_config_t *cfg, env_fn get)
  * names (hook/init.c warns about them), in the table's order. */
 void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *), char *const *envp)
 {
+    int seed_of[CC_MAX_DEVICES];
     memset(cfg, 0, sizeof *cfg);
-    load_family(cfg, CC_OPT_MEM_LIMIT, get, cfg->mem_limit, NULL);
-    load_sm(cfg, get);
+    seed_places(get, seed_of);
+    load_family(cfg, CC_OPT_MEM_LIMIT, get, seed_of, cfg->mem_limit, NULL);
+    load_sm(cfg, get, seed_of);
     cfg->sm_burst_ms = (uint32_t)load_one(cfg, CC_OPT_SM_BURST, get);
     check_indices(cfg, envp);
     load_state_dir(cfg, get);
@@ -221,4 +269,72 @@ void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *), char *co
     cfg->shared_bucket = (int)load_one(cfg, CC_OPT_SHARED_BUCKET, get);
     cfg->count_calls = (int)load_one(cfg, CC_OPT_COUNT_CALLS, get);
     cfg->ctx_overhead = load_one(cfg, CC_OPT_CTX_OVERHEAD, get);
+    cfg->strict = (int)load_one(cfg, CC_OPT_STRICT, get);
+}
+
+/* ---- The limits file --------------------------------------------------- */
+
+/* The environment's caps the file overrides: each variable set to a value
+ * other than the file's for its device (the unsuffixed names: device 0's),
+ * said once. */
+static void say_ignored(const cc_config_t *cfg, env_fn get, const uint64_t *mem,
+                        const uint32_t *sm, const uint32_t *soft)
+{
+    static const int ids[3] = {CC_OPT_MEM_LIMIT, CC_OPT_SM_LIMIT, CC_OPT_SM_SOFT_LIMIT};
+    for (int k = 0; k < 3; k++) {
+        const cc_option_t *o = &cc_options[ids[k]];
+        for (int dev = -1; dev < CC_MAX_DEVICES; dev++)
+            for (int alias = 0; alias < 3; alias++) {
+                char name[64], file[32];
+                uint64_t v = 0, want;
+                if (!cc_opt_name(o, alias, dev, name, sizeof name)) continue;
+                const char *val = get(name);
+                if (!val || !*val) continue;
+                int d = dev < 0 ? 0 : dev;
+                want = k == 0 ? mem[d] : k == 1 ? sm[d] : soft[d];
+                if (cc_opt_parse(o, val, &v) == 0 && (k == 0 ? v : v >= 100 ? 0 : v) == want) continue;
+                if (k == 0 && want) snprintf(file, sizeof file, "%llu bytes", (unsigned long long)want);
+                else if (want) snprintf(file, sizeof file, "%llu %%", (unsigned long long)want);
+                else snprintf(file, sizeof file, "no cap");
+                cc_warn("%s=\"%s\" is ignored: the container's limits file %s gives device %d %s",
+                        name, val, cfg->limits_path, d, file);
+            }
+    }
+}
+
+void cc_config_limits(cc_config_t *cfg, const char *(*get)(const char *))
+{
+    cc_limits_t l;
+    char why[256];
+    int rc = cc_limits_read(cfg->state_dir, &l, why, sizeof why);
+    if (rc == 0) return;
+    snprintf(cfg->limits_path, sizeof cfg->limits_path, "%s/%s", cfg->state_dir, CC_LIMITS_FILE);
+#ifdef CC_TEST_TRUST_BAD_LIMITS /* negative control: a bad file ignored (fail open) */
+    if (rc < 0) {
+        cfg->limits_path[0] = 0;
+        return;
+    }
+#endif
+    if (rc < 0) {
+        cc_error("limits file %s: %s; this process is refused the GPU (a bad limits file is never "
+                 "trusted, and the environment cannot stand in for it)", cfg->limits_path, why);
+        cfg->limits_bad = 1;
+        cfg->errors++;
+        for (int i = 0; i < CC_MAX_DEVICES; i++)
+            cfg->mem_limit[i] = 0, cfg->sm_limit[i] = 0, cfg->sm_soft_limit[i] = 0;
+        return;
+    }
+    uint64_t mem[CC_MAX_DEVICES];
+    uint32_t sm[CC_MAX_DEVICES], soft[CC_MAX_DEVICES];
+    cc_limits_effective(&l, mem, sm, soft);
+#ifdef CC_TEST_ENV_OVER_LIMITS /* negative control: the environment wins */
+    return;
+#endif
+    say_ignored(cfg, get, mem, sm, soft);
+    memcpy(cfg->mem_limit, mem, sizeof mem);
+    memcpy(cfg->sm_limit, sm, sizeof sm);
+    memcpy(cfg->sm_soft_limit, soft, sizeof soft);
+    cfg->limits_generation = l.generation;
+    cc_info("caps from the limits file %s (generation %llu)", cfg->limits_path,
+            (unsigned long long)l.generation);
 }

@@ -18,6 +18,11 @@
  * use, 0 on the private ledger. */
 int cc_ml_attach(const char *state_dir);
 
+/* Adds this process's configuration errors (and, refused != 0, one refused
+ * process) to the container's counters (cudacap/abi_counters.h), attaching
+ * first; nothing on the private ledger. */
+void cc_ml_count_config_errors(const char *state_dir, unsigned errors, int refused);
+
 /* The ledger device for a UUID ("GPU-..."), recording limit for display.
  * Returns a handle >= 0 (a full device table gives a private handle after a
  * warning), or -1 when this process has no ledger at all (neither the

@@ -133,6 +133,17 @@ static void emit(FILE *f, const char *kind, char **names, int n, const char *mem
               "\"createRuntime\", \"path\": ", f);
         json_str(f, self);
         fputs(", \"args\": [\"cudacap\", \"prepare\", ", f);
+        /* The caps also go to the limits file prepare writes (as root, the
+         * hook's user) at each start: the container's own environment
+         * cannot raise them. The env above stays for older libraries. */
+        const char *flag[3] = {"--mem", "--sm", "--sm-soft"}, *val[3] = {mem, sm, soft};
+        for (int k = 0; k < 3; k++)
+            if (val[k]) {
+                json_str(f, flag[k]);
+                fputs(", ", f);
+                json_str(f, val[k]);
+                fputs(", ", f);
+            }
         json_str(f, dir);
         fputs("]}\n        ]\n      }\n    }", f);
     }

@@ -16,11 +16,13 @@
 
 #include "cap/compute/sampling_lock.h"
 #include "cli/cli.h"
+#include "cli/limits_cli.h"
 #include "cli/liveness.h"
 
 /* Names cudacap gives the entries of a state folder: regular files
  * "*.region" (memory, compute), "*.lock" (sampling, identity), "*.tmp"
- * (doctor's probe), and the HAMi layout's "*.cache.d" folder of them. */
+ * (doctor's probe, the limits file being written), "limits", and the HAMi
+ * layout's "*.cache.d" folder of them. */
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
@@ -28,7 +30,8 @@ static int ends_with(const char *s, const char *suffix)
 }
 static int ours_name(const char *n)
 {
-    return ends_with(n, ".region") || ends_with(n, ".lock") || ends_with(n, ".tmp");
+    return ends_with(n, ".region") || ends_with(n, ".lock") || ends_with(n, ".tmp") ||
+           !strcmp(n, CC_LIMITS_FILE);
 }
 
 /* Empties the folder open at dfd (closed here); depth bounds the recursion
@@ -186,7 +189,9 @@ int cli_prepare_dir(const char *dir, unsigned mode, long uid, long gid)
 
 static void usage(FILE *f)
 {
-    fputs("usage: cudacap prepare [--owner UID[:GID]] [--mode MODE] [--force] DIR\n"
+    fputs("usage: cudacap prepare [--owner UID[:GID]] [--mode MODE] [--force]\n"
+          "                       [--mem SIZE] [--mem-<i> SIZE] [--sm PCT] [--sm-<i> PCT]\n"
+          "                       [--sm-soft PCT] [--sm-soft-<i> PCT] DIR\n"
           "\n"
           "Creates or empties a container's state folder before the container starts\n"
           "(the control plane's pre-start step). Keeps sampling.lock (it holds no data,\n"
@@ -199,6 +204,12 @@ static void usage(FILE *f)
           "                     others\n"
           "  --force            empty DIR even when it holds files cudacap did not write,\n"
           "                     if it is a state folder (holds a file cudacap writes)\n"
+          "  --mem SIZE         write the container's limits file (DIR/limits, mode 0644,\n"
+          "                     owned by the caller): memory cap per device; --mem-<i> for\n"
+          "                     device i (0..15) alone. With a limits file the container's\n"
+          "                     caps come from it, never from its processes' environment\n"
+          "  --sm PCT           SM cap, 1..100, in the limits file; --sm-<i> for device i\n"
+          "  --sm-soft PCT      elastic limit, at least --sm; --sm-soft-<i> for device i\n"
           "\n"
           "DIR is resolved without following symbolic links at any component; /, system\n"
           "folders and folders holding nothing cudacap writes are refused.\n",
@@ -225,8 +236,10 @@ int cmd_prepare(int argc, char **argv)
     const char *dir = NULL, *v;
     unsigned mode = 0700;
     long uid = -1, gid = -1;
+    struct cli_limits lim = {0};
     for (int i = 1; i < argc; i++) {
         if (cli_is_help(argv[i])) return usage(stdout), 0;
+        else if (cli_limits_opt(argc, argv, &i, &lim)) continue;
         else if (cli_opt_val(argc, argv, &i, "--owner", &v)) {
             char buf[256];
             snprintf(buf, sizeof buf, "%s", v);
@@ -250,6 +263,7 @@ int cmd_prepare(int argc, char **argv)
     }
     if (!dir) cli_usage_error("missing DIR (the container's state folder)");
     if (!*dir) cli_usage_error("DIR is empty");
+    cli_limits_check(&lim);
     char canon[PATH_MAX];
     if (cli_canon_path(dir, canon, sizeof canon) != 0)
         cli_usage_error("cannot resolve DIR \"%s\": %s", dir, strerror(errno));
@@ -267,6 +281,10 @@ int cmd_prepare(int argc, char **argv)
         return CLI_PREPARE_BUSY;
     }
     int rc = cli_prepare_at(fd, canon, mode, uid, gid);
+    if (rc == 0 && lim.any) {
+        lim.lim.generation = 1;
+        rc = cli_limits_write(fd, canon, &lim.lim);
+    }
     close(fd);
     return rc;
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/limits_cli.h"
 #include "cli/liveness.h"
 
 static void usage(FILE *f)
@@ -147,7 +148,7 @@ int cmd_run(int argc, char **argv)
 
     /* The state folder. */
     char dir[PATH_MAX];
-    int made = 0, dfd = -1;
+    int made = 0, fresh = 0, dfd = -1;
     if (state) {
         snprintf(dir, sizeof dir, "%s", state);
         struct stat st;
@@ -164,6 +165,7 @@ int cmd_run(int argc, char **argv)
         if (flock(dfd, LOCK_EX | LOCK_NB) == 0 && live_users(dfd, pids, 1) == 0) {
             /* fresh: pre-start cleanup */
             if (cli_prepare_at(dfd, canon, 0700, -1, -1) == 1) return 1;
+            fresh = 1;
         }
         while (flock(dfd, LOCK_SH) != 0 && errno == EINTR) {}
     } else {
@@ -185,7 +187,7 @@ int cmd_run(int argc, char **argv)
                     errno == EEXIST ? " (another run uses that name; pick another --name)" : "");
             return 1;
         }
-        made = 1;
+        made = fresh = 1;
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dfd >= 0) flock(dfd, LOCK_SH);
     }
@@ -195,6 +197,17 @@ int cmd_run(int argc, char **argv)
         return 1;
     }
 
+    /* As root, a folder this run prepared gets the limits file: CMD's
+     * processes cannot raise their caps through their environment. (Not
+     * as another user: the file would be the container's own to rewrite.
+     * Not on a folder another run uses: that one's caps stay.) */
+    if (fresh && dfd >= 0 && geteuid() == 0 && (mem || sm)) {
+        cc_limits_t l = {.generation = 1};
+        if (mem) l.mem_all = cli_parse_size("--mem", mem);
+        if (sm) l.sm_all = cli_parse_pct("--sm", sm, 1, 100);
+        if (soft) l.soft_all = cli_parse_pct("--sm-soft", soft, 1, 100);
+        if ((l.mem_all || l.sm_all) && cli_limits_write(dfd, abs, &l) != 0) return 1;
+    }
     if (mem) setenv("CUDACAP_MEM_LIMIT", mem, 1);
     if (sm) setenv("CUDACAP_SM_LIMIT", sm, 1);
     if (soft) setenv("CUDACAP_SM_SOFT_LIMIT", soft, 1);

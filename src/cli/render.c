@@ -25,6 +25,11 @@ static const char *state_word(int st)
 /* One line per region that could not be read, saying why (the file named). */
 static void problems(FILE *f, const struct snap *x)
 {
+    if (x->config_why[0]) fprintf(f, "%-20s (config error: %s)\n", "", x->config_why);
+    if (x->config_errors)
+        fprintf(f, "%-20s (config error: its processes found %llu error(s) in their configuration%s%llu "
+                   "refused the GPU; see their stderr)\n", "", (unsigned long long)x->config_errors,
+                x->config_refused ? ", " : "; none ", (unsigned long long)x->config_refused);
     if (x->mem_why[0]) fprintf(f, "%-20s (memory region: %s: %s)\n", "", state_word(x->mem_state), x->mem_why);
     if (x->sm_why[0]) fprintf(f, "%-20s (compute region: %s: %s)\n", "", state_word(x->sm_state), x->sm_why);
 }
@@ -120,7 +125,9 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
         const struct snap *x = s[c];
         if (x->ndev == 0) {
             char why[96];
-            if (x->mem_state == SNAP_ABSENT && x->sm_state == SNAP_ABSENT)
+            if (x->config_why[0] || x->config_errors)
+                snprintf(why, sizeof why, "config error");
+            else if (x->mem_state == SNAP_ABSENT && x->sm_state == SNAP_ABSENT)
                 snprintf(why, sizeof why, "no data (no process has run capped yet)");
             else
                 snprintf(why, sizeof why, "no data (memory region: %s, compute region: %s)",
@@ -259,6 +266,10 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
             if (why[r][0]) json_str(f, why[r]);
             else fputs("null", f);
         }
+        fprintf(f, ",\"config_errors\":%llu,\"config_refused\":%llu,\"config_problem\":",
+                (unsigned long long)x->config_errors, (unsigned long long)x->config_refused);
+        if (x->config_why[0]) json_str(f, x->config_why);
+        else fputs("null", f);
         fputs(",\"devices\":[", f);
         for (int i = 0; i < x->ndev; i++) {
             const struct snap_dev *d = &x->dev[i];
@@ -332,7 +343,11 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
                 if (q->has_util[i]) tot += q->util_pm[i], have = 1;
             fputs(",\"sm_util_percent\":", f);
             json_pct(f, have, tot);
-            fputs(",\"devices\":[", f);
+            fprintf(f, ",\"config_errors\":%llu,\"config_refused\":%llu,\"config_problem\":",
+                (unsigned long long)x->config_errors, (unsigned long long)x->config_refused);
+        if (x->config_why[0]) json_str(f, x->config_why);
+        else fputs("null", f);
+        fputs(",\"devices\":[", f);
             int first = 1;
             for (int i = 0; i < x->ndev; i++) {
                 int m = q->has_mem && x->dev[i].has_mem;

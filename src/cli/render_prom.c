@@ -349,6 +349,13 @@ void render_prom(FILE *f, struct snap *const *s, int n, const struct podres *pr)
                 fprintf(f, " %.10g\n", q->util_pm[i] / 1000.0);
             }
         }
+    head(f, "cudacap_config_errors_total", "counter",
+         "Configuration errors the container's processes found in their environment or limits file, summed over processes.");
+    for (int c = 0; c < n; c++) {
+        fputs("cudacap_config_errors_total", f);
+        labels(f, s[c], pe[c], NULL, NULL);
+        fprintf(f, " %llu\n", (unsigned long long)s[c]->config_errors);
+    }
     head(f, "cudacap_region_ok", "gauge",
          "Whether a state region of the container could be read (1) or not (0: another layout, being rebuilt, truncated, corrupt, not a plain file). No sample for a region the container does not have.");
     for (int c = 0; c < n; c++) {

@@ -2,6 +2,7 @@
  * private copies of the regions (1 MiB + 64 KiB of pread), a scan of the slots in use, one /proc/<pid>/stat read per
  * slot, and for a held sampling lock a walk of its holder's /proc fd table. */
 #include "cli/snapshot.h"
+#include "cap/limits.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -178,6 +179,9 @@ static void read_mem(const char *dir, struct snap *s)
     const cc_mem_region_t *r = read_region(dir, &cc_mem_region_spec, snap_check_mem, &s->mem_state,
                                            s->mem_why, sizeof s->mem_why);
     if (!r) return;
+    const cc_config_counters_t *cc = cc_config_counters((void *)r);
+    s->config_errors = cc->errors;
+    s->config_refused = cc->refused;
     int map[CC_MEM_DEVS]; /* region device -> snap device */
     for (int d = 0; d < CC_MEM_DEVS; d++) {
         map[d] = -1;
@@ -436,6 +440,12 @@ int snap_read(const char *dir_in, const char *name, struct snap *s)
         s->nproc = 0;
     }
     read_sm(dir, s);
+    /* The limits file, as the library would judge it (never followed, a
+     * FIFO never waited on): a bad one is the container's config error. */
+    cc_limits_t lim;
+    char why[256];
+    if (cc_limits_read(dir, &lim, why, sizeof why) < 0)
+        snprintf(s->config_why, sizeof s->config_why, "%s/%s: %s", dir, CC_LIMITS_FILE, why);
     for (int i = 0; i < s->nproc; i++) s->nalive += s->proc[i].alive;
     for (int i = 0; i < s->ndev; i++) {
         if (!s->dev[i].has_mem) s->dev[i].nproc = s->nalive;

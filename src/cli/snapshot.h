@@ -73,6 +73,12 @@ struct snap {
     int nproc;             /* live + dead slots found */
     int nalive;
     struct snap_proc proc[SNAP_PROCS];
+    /* Configuration errors its processes found (counter, memory region),
+     * and how many processes were refused the GPU for them. */
+    uint64_t config_errors, config_refused;
+    /* A configuration problem the node can see itself (the limits file);
+     * "" none. */
+    char config_why[1400];
 };
 
 /* Where the driver lists its GPUs (/proc/driver/nvidia/gpus); tests point

@@ -73,10 +73,13 @@ const char *snap_check_mem(const void *region, char *buf, size_t len)
                     (unsigned long long)(u > o ? u : o), d);
         }
     }
-    /* Past the layout: zero, except the exporter's counters (any value). */
+    /* Past the layout: zero, except the exporter's and the configuration's
+     * counters (any value). */
+    const size_t mc_end = CC_MEM_COUNTERS_OFFSET + sizeof(cc_mem_counters_t);
+    const size_t cf_end = CC_CONFIG_COUNTERS_OFFSET + sizeof(cc_config_counters_t);
     if (!zero((const char *)region + sizeof *r, CC_MEM_COUNTERS_OFFSET - sizeof *r) ||
-        !zero((const char *)region + CC_MEM_COUNTERS_OFFSET + sizeof(cc_mem_counters_t),
-              CC_MEM_FILE_SIZE - CC_MEM_COUNTERS_OFFSET - sizeof(cc_mem_counters_t)))
+        !zero((const char *)region + mc_end, CC_CONFIG_COUNTERS_OFFSET - mc_end) ||
+        !zero((const char *)region + cf_end, CC_MEM_FILE_SIZE - cf_end))
         BAD("bytes past the layout are not zero");
     return NULL;
 }

@@ -27,6 +27,12 @@
     X(CC_ML_TEST_NO_REKEY, "cap/mem/ledger_rebuild.c", "faults.lib.control.rekey")                                       \
     X(CC_ML_TEST_NO_REPUBLISH, "cap/mem/ledger_rebuild.c", "mem.state.rebuild.control")                                \
     X(CC_ML_TEST_TRUST_HW, "cap/mem/ledger_reserve.c cap/mem/ledger_internal.h", "mem.state.slots.control")                                        \
+    /* configuration */                                                                                                \
+    X(CC_TEST_NO_SEED_NAMES, "common/options.c", "config.seed.control")                                                \
+    X(CC_TEST_STRICT_OPEN, "hook/init.c", "config.strict.control")                                                     \
+    X(CC_TEST_ENV_OVER_LIMITS, "cap/config.c", "config.limits.file.control")                                           \
+    X(CC_TEST_TRUST_BAD_LIMITS, "cap/config.c", "config.limits.bad.control")                                           \
+    X(CC_TEST_NO_INIT_ENV, "hook/init.c", "config.initenv.control")                                                    \
     /* state files */                                                                                                  \
     X(CC_TEST_PID_KEY, "region/proc_key.c", "mem.pidns.control")                                                       \
     X(CC_TEST_NO_FILE_CHECKS, "region/region.c", "mem.state.files.control")                                            \

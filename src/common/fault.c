@@ -27,6 +27,7 @@ static const char *const names[CC_FP_COUNT] = {
     [CC_FP_CLOCK] = "clock",
     [CC_FP_RESERVE] = "reserve",
     [CC_FP_THREAD] = "thread",
+    [CC_FP_PROC_ENVIRON] = "proc_environ",
     [CC_FP_EVENT_CREATE] = "event_create",
     [CC_FP_EVENT_RECORD] = "event_record",
     [CC_FP_EVENT_QUERY] = "event_query",

@@ -43,6 +43,7 @@ typedef enum cc_fault_point {
     CC_FP_CLOCK,
     CC_FP_RESERVE,
     CC_FP_THREAD,
+    CC_FP_PROC_ENVIRON,
     /* the port (port.h) */
     CC_FP_EVENT_CREATE,
     CC_FP_EVENT_RECORD,

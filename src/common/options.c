@@ -28,17 +28,18 @@ static const char *const oversubscribe_off[] = {"false", "0", NULL};
 const cc_option_t cc_options[CC_OPT_COUNT] = {
     [CC_OPT_MEM_LIMIT] = {
         .name = "CUDACAP_MEM_LIMIT", .alias = "CUDA_DEVICE_MEMORY_LIMIT",
+        .seed = "CUDA_MEM_LIMIT",
         .kind = CC_KIND_SIZE, .per_device = 1,
         .doc = "memory cap for every device",
         .doc_dev = "memory cap for device `i` (overrides the above)"},
     [CC_OPT_SM_LIMIT] = {
         .name = "CUDACAP_SM_LIMIT", .alias = "CUDA_DEVICE_SM_LIMIT",
+        .seed = "CUDA_CORE_LIMIT",
         .kind = CC_KIND_PERCENT, .per_device = 1,
         .doc = "SM utilization cap, every device",
         .doc_dev = "SM utilization cap for device `i` (overrides the above)"},
     [CC_OPT_SM_SOFT_LIMIT] = {
-        .name = "CUDACAP_SM_SOFT_LIMIT", .alias = "CUDA_CORE_SOFT_LIMIT",
-        .alias_note = "(the seed's)",
+        .name = "CUDACAP_SM_SOFT_LIMIT", .seed = "CUDA_CORE_SOFT_LIMIT",
         .kind = CC_KIND_PERCENT, .per_device = 1,
         .doc = "elastic limit, every device: at least the SM cap (which stays guaranteed); "
                "idle time is borrowed up to it (docs/compute.md, \"Elastic caps\"); below the "
@@ -61,7 +62,7 @@ const cc_option_t cc_options[CC_OPT_COUNT] = {
         .doc = "the container's shared state folder (at most 511 bytes; created with its "
                "missing parents)"},
     [CC_OPT_CONTROLLER] = {
-        .name = "CUDACAP_CONTROLLER",
+        .name = "CUDACAP_CONTROLLER", .seed = "CUDA_SM_CONTROLLER",
         .kind = CC_KIND_ENUM, .choices = controllers, .def = CC_CTRL_AUTO,
         .bad = "using auto",
         .doc = "the compute cap's control law (docs/compute.md)"},
@@ -76,7 +77,7 @@ const cc_option_t cc_options[CC_OPT_COUNT] = {
         .bad = "not counting calls",
         .doc = "on: count calls through each wrapper, print the counts at exit"},
     [CC_OPT_SHARED_BUCKET] = {
-        .name = "CUDACAP_SHARED_BUCKET",
+        .name = "CUDACAP_SHARED_BUCKET", .seed = "CUDA_SM_SHARED_BUCKET",
         .kind = CC_KIND_SWITCH, .def = 1, .def_note = "(shared)",
         .bad = "using the shared bucket",
         .doc = "off: every process gets its own compute bucket (a baseline for comparisons; "
@@ -108,6 +109,16 @@ const cc_option_t cc_options[CC_OPT_COUNT] = {
                "allocations past it fail)",
         .doc = HAMI_IGNORED "(memory is never oversubscribed, the cap is hard), with one "
                "warning per process when set (`false`/`0`: none)"},
+    [CC_OPT_SEED_DEVICES] = {
+        .seed = "MANAGER_VISIBLE_DEVICES", .kind = CC_KIND_TEXT,
+        .bad = "the seed's names are read by CUDA ordinal",
+        .doc = "the seed's (vgpu-manager's) comma-separated GPU UUIDs: `<i>` in a seed name is "
+               "the device's place in this list. Mapped to CUDA ordinals through "
+               "`CUDA_VISIBLE_DEVICES` when that lists UUIDs; otherwise place `i` is ordinal `i`"},
+    [CC_OPT_STRICT] = {
+        .name = "CUDACAP_STRICT", .kind = CC_KIND_SWITCH, .def = 0, .bad = "not strict",
+        .doc = "on: a configuration error in the environment refuses the GPU (`cuInit` fails "
+               "with `CUDA_ERROR_NOT_PERMITTED`) instead of running with that cap absent"},
     [CC_OPT_TEST_FAULT] = {
         .name = "CUDACAP_TEST_FAULT",
         .kind = CC_KIND_TEXT,
@@ -125,30 +136,42 @@ const cc_option_t cc_options[CC_OPT_COUNT] = {
 
 const char *cc_opt_name(const cc_option_t *o, int alias, int dev, char *buf, unsigned size)
 {
-    const char *base = alias ? o->alias : o->name;
+    const char *base = alias == 2 ? o->seed : alias ? o->alias : o->name;
     if (!base) return NULL;
     if (dev < 0) snprintf(buf, size, "%s", base);
     else snprintf(buf, size, "%s_%d", base, dev);
     return buf;
 }
 
-void cc_opt_get(const cc_option_t *o, int dev, const char *(*get)(const char *), cc_opt_value_t *out)
+void cc_opt_get_seed(const cc_option_t *o, int dev, int seed_dev,
+                     const char *(*get)(const char *), cc_opt_value_t *out)
 {
     memset(out, 0, sizeof *out);
-    for (int alias = 0; alias < 2; alias++) {
+    int names = 3;
+#ifdef CC_TEST_NO_SEED_NAMES /* negative control: the seed's names unread */
+    names = 2;
+#endif
+    for (int alias = 0; alias < names; alias++) {
         char name[sizeof out->name];
-        if (!cc_opt_name(o, alias, dev, name, sizeof name)) continue;
+        int ix = alias == 2 ? seed_dev : dev;
+        if (alias == 2 && dev >= 0 && seed_dev < 0) continue;
+        if (!cc_opt_name(o, alias, ix, name, sizeof name)) continue;
         const char *v = get(name);
         if (!v || !*v) continue;
         if (!out->value) {
             out->value = v;
             out->from_alias = alias;
             memcpy(out->name, name, sizeof name);
-        } else if (strcmp(v, out->value) != 0) {
+        } else if (strcmp(v, out->value) != 0 && !out->shadowed) {
             out->shadowed = v;
             memcpy(out->shadowed_name, name, sizeof name);
         }
     }
+}
+
+void cc_opt_get(const cc_option_t *o, int dev, const char *(*get)(const char *), cc_opt_value_t *out)
+{
+    cc_opt_get_seed(o, dev, dev, get, out);
 }
 
 void cc_opt_say_shadowed(const cc_opt_value_t *v)

@@ -28,6 +28,10 @@ typedef struct cc_option {
     const char *name;       /* the CUDACAP_* name; NULL: only the alias */
     const char *alias;      /* the HAMi/Volcano (or seed's) name; NULL: none */
     const char *alias_note; /* doc: said after the alias; NULL: nothing */
+    /* The seed system's (vgpu-manager's) name; NULL: none. Its NAME_<i>
+     * index is the device's place in MANAGER_VISIBLE_DEVICES where that is
+     * set (cap/config.c). */
+    const char *seed;
     /* Appended to a value that came from the alias (a path option whose
      * alias names a file: the folder is beside it); NULL: nothing. */
     const char *alias_suffix;
@@ -59,6 +63,8 @@ enum {
     CC_OPT_CORE_POLICY,
     CC_OPT_TASK_PRIORITY,
     CC_OPT_OVERSUBSCRIBE,
+    CC_OPT_SEED_DEVICES,
+    CC_OPT_STRICT,
     CC_OPT_TEST_FAULT,
     CC_OPT_TEST_FAULT_COUNT,
     CC_OPT_COUNT
@@ -70,22 +76,27 @@ extern const cc_option_t cc_options[CC_OPT_COUNT];
 typedef struct {
     const char *value; /* NULL: none of its names is set (non-empty) */
     char name[64];     /* the name it came from */
-    int from_alias;
+    int from_alias; /* 0: the CUDACAP_* name, 1: the alias, 2: the seed's name */
     /* Both names set, to different values: the alias' one, overridden. */
     const char *shadowed;
     char shadowed_name[64];
 } cc_opt_value_t;
 
 /* Reads o (dev >= 0: its NAME_<dev> forms, for a per-device option; -1: the
- * all-devices names) through get: the CUDACAP_* name wins over the alias. */
+ * all-devices names) through get: the CUDACAP_* name wins over the alias,
+ * the alias over the seed's name. */
 void cc_opt_get(const cc_option_t *o, int dev, const char *(*get)(const char *),
                 cc_opt_value_t *out);
+/* The same, the seed's name read at index seed_dev (-1 with dev >= 0: not
+ * read at all, the device has no place in MANAGER_VISIBLE_DEVICES). */
+void cc_opt_get_seed(const cc_option_t *o, int dev, int seed_dev,
+                     const char *(*get)(const char *), cc_opt_value_t *out);
 
 /* Warns that the alias' differing value is overridden (nothing if it is not). */
 void cc_opt_say_shadowed(const cc_opt_value_t *v);
 
-/* The name NAME_<dev> of o (alias: of its alias) in buf; NULL where o has no
- * such name. */
+/* The name NAME_<dev> of o (alias 1: of its alias, 2: of the seed's name)
+ * in buf; NULL where o has no such name. */
 const char *cc_opt_name(const cc_option_t *o, int alias, int dev, char *buf, unsigned size);
 
 /* Parses s as o's kind (common/opt_value.c): 0 and *out set, or -1 (not of the

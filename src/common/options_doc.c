@@ -66,6 +66,7 @@ static void print_row(const cc_option_t *o, int dev)
     printf("|");
     print_name(o->name, dev, NULL);
     print_name(o->alias, dev, dev ? NULL : o->alias_note);
+    print_name(o->seed, dev, NULL);
     printf(" ");
     print_kind(o);
     printf(" | %s | ", dev ? o->doc_dev : o->doc);
@@ -79,7 +80,7 @@ static int cell_ok(const char *s) { return !s || !strchr(s, '|'); }
 static int check(const cc_option_t *o, int id)
 {
     const char *what = NULL;
-    if (!o->name && !o->alias) what = "no name";
+    if (!o->name && !o->alias && !o->seed) what = "no name";
     else if (!o->doc || (o->per_device && !o->doc_dev)) what = "no doc line";
     else if (!cell_ok(o->doc) || !cell_ok(o->doc_dev) || !cell_ok(o->alias_note) ||
              !cell_ok(o->def_note))
@@ -89,7 +90,7 @@ static int check(const cc_option_t *o, int id)
     else if (o->kind == CC_KIND_PATH && !o->def_path) what = "a path with no default";
     else if (!o->per_device && o->kind != CC_KIND_PATH && !o->bad)
         what = "no .bad (what a bad value gives, or why it is ignored)";
-    if (what) fprintf(stderr, "options table, row %d (%s): %s\n", id, o->name ? o->name : o->alias, what);
+    if (what) fprintf(stderr, "options table, row %d (%s): %s\n", id, o->name ? o->name : o->alias ? o->alias : o->seed, what);
     return what == NULL;
 }
 
@@ -98,8 +99,8 @@ int main(void)
     int ok = 1;
     for (int id = 0; id < CC_OPT_COUNT; id++) ok &= check(&cc_options[id], id);
     if (!ok) return 1;
-    printf("| variable | HAMi / Volcano name | value | meaning | default |\n");
-    printf("| --- | --- | --- | --- | --- |\n");
+    printf("| variable | HAMi / Volcano name | seed (vgpu-manager) name | value | meaning | default |\n");
+    printf("| --- | --- | --- | --- | --- | --- |\n");
     for (int id = 0; id < CC_OPT_COUNT; id++) {
         print_row(&cc_options[id], 0);
         if (cc_options[id].per_device) print_row(&cc_options[id], 1);

@@ -78,6 +78,8 @@ extern int cc_count_calls; /* CUDACAP_COUNT_CALLS, fixed at init */
 extern uint64_t cc_calls[CC_FN_COUNT];
 
 void cc_cuda_init(void);
+/* 1: this process is refused the GPU for its configuration (init.c). */
+extern int cc_cuda_refused;
 void cc_nvml_init(void);
 
 static inline void cc_enter_cuda(enum cc_fn id)

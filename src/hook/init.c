@@ -13,8 +13,12 @@
 #include "cudacap/config.h"
 #include "hook.h"
 #include "hook/process.h"
+#include "os/os.h"
+#include "cap/cfg.h"
+#include "cap/memledger.h"
 
 int cc_cuda_ready, cc_nvml_ready;
+int cc_cuda_refused;
 int cc_count_calls;
 /* cc_cfg is the cap layer's (cap/cfg.c); loaded here. */
 
@@ -23,7 +27,43 @@ int cc_count_calls;
  * it is inside of; it proceeds with whatever is resolved so far. */
 static __thread int tls_in_init;
 
-static const char *env_get(const char *name) { return getenv(name); }
+/* A variable missing from this process's environment is looked up in the
+ * container's init process's (/proc/1/environ), as the seed system does: a
+ * shell exec'd into the container, an SSH session, a preload from
+ * /etc/ld.so.preload with no variables still find the container's state
+ * folder and caps. Read once; said (info) per variable taken from it. */
+static char init_env[64 << 10];
+static ssize_t init_env_len = -1;
+
+static const char *init_env_get(const char *name)
+{
+    if (init_env_len < 0) {
+#ifdef CC_TEST_NO_INIT_ENV /* negative control: the init process is not asked */
+        init_env_len = 0;
+#else
+        init_env_len = getpid() == 1 ? 0 : cc_os_proc_environ(1, init_env, sizeof init_env);
+#endif
+        if (init_env_len < 0) init_env_len = 0;
+    }
+    size_t n = strlen(name);
+    for (ssize_t at = 0; at < init_env_len;) {
+        const char *e = init_env + at;
+        size_t len = strlen(e);
+        if (len > n && e[n] == '=' && memcmp(e, name, n) == 0) {
+            cc_info("%s=\"%s\" taken from the container's init process (/proc/1/environ): this "
+                    "process's environment has no %s", name, e + n + 1, name);
+            return e + n + 1;
+        }
+        at += (ssize_t)len + 1;
+    }
+    return NULL;
+}
+
+static const char *env_get(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? v : init_env_get(name);
+}
 
 static void child_after_fork(void)
 {
@@ -61,6 +101,7 @@ static void process_init_once(void)
     cc_log_init();
     cc_fault_init(); /* test builds arm faults by the environment (common/fault.h) */
     cc_config_load(&cc_cfg, env_get, environ);
+    cc_config_limits(&cc_cfg, env_get);
     warn_hami_ignored();
     cc_count_calls = cc_cfg.count_calls;
     if (cc_count_calls) cc_stats_register_exit_report();
@@ -73,9 +114,27 @@ void cc_process_init(void)
     pthread_once(&once, process_init_once);
 }
 
+/* Bad configuration is never silent (docs/configuration.md, "Bad values"):
+ * the container's counters say it to the node, and under CUDACAP_STRICT=1
+ * the GPU is refused (cuInit fails) rather than run with a cap absent. */
+static void config_verdict(void)
+{
+    if (!cc_cfg.errors) return;
+    int refuse = cc_cfg.strict || cc_cfg.limits_bad; /* a bad limits file: always closed */
+#ifdef CC_TEST_STRICT_OPEN /* negative control: strict mode runs open */
+    refuse = 0;
+#endif
+    if (refuse && !cc_cfg.limits_bad) /* a bad limits file said why, naming it */
+        cc_error("CUDACAP_STRICT=1 and %d configuration error(s) above: this process is refused "
+                 "the GPU (cuInit fails with CUDA_ERROR_NOT_PERMITTED)", cc_cfg.errors);
+    __atomic_store_n(&cc_cuda_refused, refuse, __ATOMIC_RELEASE);
+    cc_ml_count_config_errors(cc_cfg.state_dir, (unsigned)cc_cfg.errors, refuse);
+}
+
 static void cuda_init_once(void)
 {
     cc_process_init();
+    config_verdict();
     cc_open_lib(CC_LIB_CUDA);
     cc_route_build();
     cc_port_real_install(); /* the cap layer's way to the driver (cap/port.h) */

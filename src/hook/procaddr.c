@@ -8,6 +8,8 @@ CC_EXPORT CUresult cuInit(unsigned int flags)
 {
     __typeof__(&cuInit) real = CC_CUDA_REAL(cuInit);
     if (!real) return cc_cuda_missing(CC_FN_cuInit);
+    /* A configuration error under CUDACAP_STRICT=1 (init.c, said there). */
+    if (__atomic_load_n(&cc_cuda_refused, __ATOMIC_ACQUIRE)) return CUDA_ERROR_NOT_PERMITTED;
     return real(flags);
 }
 

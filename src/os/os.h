@@ -134,6 +134,13 @@ int cc_os_pid_alive(pid_t pid);
  * *state and *start are written only on success. Async-signal-safe. */
 int cc_os_proc_stat(pid_t pid, char *state, uint64_t *start);
 
+/* The environment of process pid (/proc/<pid>/environ: NUL-separated
+ * NAME=value strings), at most len - 1 bytes of it into buf, NUL-terminated
+ * (a longer one is cut at the last whole string). Reads once, never
+ * blocks. The number of bytes, or -1 with errno: ENOENT, EACCES (another
+ * user's process), read's; EIO when CC_FP_PROC_ENVIRON fires. */
+ssize_t cc_os_proc_environ(pid_t pid, char *buf, size_t len);
+
 /* Our pid at each level of pid namespace, outermost (the host's) first:
  * the NSpid line of /proc/self/status (Linux 4.1+). Stores the first
  * min(levels, max) of them in pids and returns the number of levels: 1

@@ -186,6 +186,37 @@ static void stat_path(char *buf, pid_t pid)
     memcpy(p, "/stat", 6);
 }
 
+ssize_t cc_os_proc_environ(pid_t pid, char *buf, size_t len)
+{
+    if (cc_fault(CC_FP_PROC_ENVIRON)) return errno = EIO, -1;
+    if (pid <= 0 || len < 2) return errno = ENOENT, -1;
+    char path[40];
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return -1;
+    size_t got = 0;
+    while (got < len - 1) {
+        ssize_t n = read(fd, buf + got, len - 1 - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n < 0) {
+                int e = errno;
+                close(fd);
+                return errno = e, -1;
+            }
+            break;
+        }
+        got += (size_t)n;
+    }
+    char extra;
+    int more = got == len - 1 && read(fd, &extra, 1) == 1;
+    close(fd);
+    if (more) /* cut: keep whole strings only */
+        while (got > 0 && buf[got - 1] != 0) got--;
+    buf[got] = 0;
+    return (ssize_t)got;
+}
+
 int cc_os_proc_stat(pid_t pid, char *state, uint64_t *start)
 {
     if (cc_fault(CC_FP_PROC_STAT)) return errno = EIO, -1;

@@ -14,6 +14,7 @@
 #include "cap/mem/ledger_internal.h"
 #include "common/fork.h"
 #include "common/log.h"
+#include "cudacap/abi_counters.h"
 #include "cudacap/abi_mem_region.h"
 #include "os/os.h"
 #include "region/region.h"
@@ -150,6 +151,18 @@ int cc_ml_attach(const char *state_dir)
     int r = ml.sh.r && ml.sh.shared && ml.sh.slot >= 0;
     pthread_mutex_unlock(&ml.mu);
     return r;
+}
+
+void cc_ml_count_config_errors(const char *state_dir, unsigned errors, int refused)
+{
+    pthread_mutex_lock(&ml.mu);
+    ml_attach_locked(state_dir);
+    if (ml.sh.r && ml.sh.shared) {
+        cc_config_counters_t *c = cc_config_counters(ml.sh.r);
+        __atomic_fetch_add(&c->errors, (uint64_t)errors, __ATOMIC_RELAXED);
+        if (refused) __atomic_fetch_add(&c->refused, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&ml.mu);
 }
 
 /* ---- devices ----------------------------------------------------------- */
