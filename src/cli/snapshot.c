@@ -301,7 +301,8 @@ int snap_lock_probe(int fd, long start, long len)
 static int open_lock(const char *dir, struct stat *st)
 {
     char p[1024], why[1280];
-    snprintf(p, sizeof p, "%s/%s", dir, CC_SAMPLING_LOCK_FILE);
+    int n = snprintf(p, sizeof p, "%s/%s", dir, CC_SAMPLING_LOCK_FILE);
+    if (n < 0 || (size_t)n >= sizeof p) return -1; /* a path too long: owner unknown */
     return cc_peek_open(p, st, why, sizeof why); /* not a plain file: owner unknown */
 }
 
