@@ -33,6 +33,7 @@
     X(CC_TEST_ENV_OVER_LIMITS, "cap/config.c", "config.limits.file.control")                                           \
     X(CC_TEST_TRUST_BAD_LIMITS, "cap/config.c", "config.limits.bad.control")                                           \
     X(CC_TEST_NO_INIT_ENV, "hook/init.c", "config.initenv.control")                                                    \
+    X(CC_TEST_NO_LIVE, "cap/live.c", "config.live.mem.control config.live.sm.control")                                 \
     /* state files */                                                                                                  \
     X(CC_TEST_PID_KEY, "region/proc_key.c", "mem.pidns.control")                                                       \
     X(CC_TEST_NO_FILE_CHECKS, "region/region.c", "mem.state.files.control")                                            \

@@ -119,7 +119,7 @@ uint32_t cc_hostpid(int ordinal)
 static int any_cap(void)
 {
     for (int i = 0; i < CC_MAX_DEVICES; i++)
-        if (cc_cfg.mem_limit[i] || cc_cfg_sm_capped(i)) return 1;
+        if (cc_cfg_mem_cap(i) || cc_cfg_sm_capped(i)) return 1;
     return 0;
 }
 

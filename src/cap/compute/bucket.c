@@ -43,7 +43,9 @@ int64_t cc_bucket_add(int64_t *b, int64_t delta, int64_t hi)
  * compute.forged. */
 __attribute__((unused)) static int64_t ceiling_of(const cc_drip_t *d)
 {
-    return d->capacity > 0 ? d->capacity : (int64_t)(CC_PERIOD_NS / 10);
+    /* Relaxed loads: the watcher changes them when the caps do (compute_live.c). */
+    int64_t c = __atomic_load_n(&d->capacity, __ATOMIC_RELAXED);
+    return c > 0 ? c : (int64_t)(CC_PERIOD_NS / 10);
 }
 
 /* What the share is clamped by: the capacity, or for an elastic line the
@@ -53,7 +55,8 @@ __attribute__((unused)) static int64_t ceiling_of(const cc_drip_t *d)
 __attribute__((unused)) static int64_t share_ceiling_of(const cc_drip_t *d)
 {
     int64_t c = ceiling_of(d);
-    return d->share_ceiling > c ? d->share_ceiling : c;
+    int64_t s = __atomic_load_n(&d->share_ceiling, __ATOMIC_RELAXED);
+    return s > c ? s : c;
 }
 
 int64_t cc_drip_share(const cc_drip_t *d)
@@ -122,7 +125,8 @@ int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_s
      * have exited) the bucket holds one period, not ten (seen: 1 s of
      * tokens, the device at 100 % for a second). */
     int64_t hi = add < share ? add : share;
-    hi = d->capacity > hi ? d->capacity : hi;
+    int64_t cap = __atomic_load_n(&d->capacity, __ATOMIC_RELAXED);
+    hi = cap > hi ? cap : hi;
     /* The operator's burst replaces that ceiling: the container never runs
      * further ahead of its share than it says. Tokens are lost only when the
      * bucket already holds that much, i.e. while the container is not using
@@ -277,7 +281,7 @@ uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_
      * newcomer's arrival made it yield (hard 30 %; compute.elastic.newcomer
      * failed 2 runs in 10, none in 12 without the group). Its steps' latency
      * is the hard caps' concern; a borrower's share moves every period. */
-    int in_group = drip && t0 < group_until && drip->share_ceiling == 0;
+    int in_group = drip && t0 < group_until && __atomic_load_n(&drip->share_ceiling, __ATOMIC_RELAXED) == 0;
 #ifdef CC_TEST_NO_GROUP /* negative control of compute.step.eager: every launch paced alone */
     in_group = 0;
 #endif

@@ -87,7 +87,7 @@ static int has_headroom(const struct cc_compute_device *d)
     return 0;
 #endif
     const struct cc_compute_view *v = cc_compute_view(d);
-    return __atomic_load_n(&v->line->tokens, __ATOMIC_RELAXED) >= d->capacity / 2;
+    return __atomic_load_n(&v->line->tokens, __ATOMIC_RELAXED) >= __atomic_load_n(&d->capacity, __ATOMIC_RELAXED) / 2;
 }
 
 static int64_t admit_untimed(struct cc_compute_device *d, void *key, uint64_t blocks, int *measure,
@@ -135,7 +135,9 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
     int ordinal = cc_port()->device_of_stream(s, ptsz);
     if (__builtin_expect(ordinal < 0, 0)) ordinal = cc_compute_device_untold();
     struct cc_compute_device *d = cc_compute_dev(ordinal);
-    if (!d || d->state != CC_DEV_CAPPED) return 0;
+    /* Acquire: a device capped again (cap/compute/compute_live.c) publishes
+     * its new parameters before its state. */
+    if (!d || __atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != CC_DEV_CAPPED) return 0;
 #ifndef CC_TEST_CHARGE_CAPTURE /* negative control: launches into a capture charged */
     /* Into a capture: nothing runs until the graph is replayed, and the
      * replay is charged (a graph launch, timed like a kernel). One load

@@ -15,6 +15,7 @@
 #include "cap/compute/election.h"
 #include "cap/compute/nvml_sample.h"
 #include "cap/compute/refill.h"
+#include "cap/live.h"
 #include "cap/port.h"
 #include "common/log.h"
 #include "common/clock.h"
@@ -110,7 +111,15 @@ static void *run(void *arg)
             cc_slock_open(&slock, cc_cfg.state_dir);
         }
         tries++;
-        for (int i = 0; i < n; i++) cycle(cc_compute_dev_at(i));
+        /* The limits file (one lstat), and its SM caps applied here, between
+         * cycles (compute_live.c). */
+        cc_live_poll(0);
+        cc_compute_live_apply();
+        for (int i = 0; i < n; i++) {
+            struct cc_compute_device *d = cc_compute_dev_at(i);
+            /* Uncapped since (the limits file): nothing to refill. */
+            if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) == CC_DEV_CAPPED) cycle(d);
+        }
         cc_cost_poll(0);
         /* Absolute grid: the cadence does not drift with the work done;
          * if we fell behind, skip ahead rather than burst. */

@@ -43,7 +43,7 @@ uint64_t cc_mem_ctx_expected(const struct cc_mem_device *m)
      * container. A quarter of the cap at most, so that a small container
      * whose learned size was lost (a rebuild) still admits one. */
     e = cc_cfg.ctx_overhead ? cc_cfg.ctx_overhead : CC_CTX_DEFAULT;
-    return e < m->cap / 4 ? e : m->cap / 4;
+    return e < cc_mem_cap(m) / 4 ? e : cc_mem_cap(m) / 4;
 }
 
 int cc_mem_ctx_unlearned(int ordinal)
@@ -67,7 +67,7 @@ int cc_mem_ctx_admit(int ordinal, int exists, struct cc_ctx_adm *a)
         cc_log_once(CC_LOG_WARN, "memory cap: refusing a new context on device %d: it needs "
                                  "about %llu MiB and the container uses %llu of %llu MiB",
                     ordinal, (unsigned long long)(a->pend >> 20),
-                    (unsigned long long)(cc_ml_used(m->h) >> 20), (unsigned long long)(m->cap >> 20));
+                    (unsigned long long)(cc_ml_used(m->h) >> 20), (unsigned long long)(cc_mem_cap(m) >> 20));
         return -1;
     }
     a->armed = 1;

@@ -231,6 +231,26 @@ int cc_ml_device(const char *state_dir, const char *uuid, uint64_t limit)
     return h;
 }
 
+void cc_ml_set_cap(int h, uint64_t cap)
+{
+    if (h < 0 || h >= NBINDS) return;
+    struct bind *b = &ml.binds[h];
+    struct ledger *l = __atomic_load_n(&b->l, __ATOMIC_ACQUIRE);
+    if (!l) return;
+    __atomic_store_n(&b->cap, cap, __ATOMIC_RELAXED);
+    int d = __atomic_load_n(&b->d, __ATOMIC_RELAXED);
+    if (l->r && d >= 0 && d < CC_MEM_DEVS) /* display: cudacap status */
+        __atomic_store_n(&l->r->dev[d].limit, ml_bind_cap_shown(b), __ATOMIC_RELAXED);
+}
+
+uint32_t cc_ml_limits_gen(int h)
+{
+    if (h < 0 || h >= NBINDS) return 0;
+    /* Acquire: pairs with the release that published the bind (l->r set). */
+    struct ledger *l = __atomic_load_n(&ml.binds[h].l, __ATOMIC_ACQUIRE);
+    return l == &ml.sh && l->r ? __atomic_load_n(&l->r->limits_gen, __ATOMIC_RELAXED) : 0;
+}
+
 /* ---- fork -------------------------------------------------------------- */
 
 void cc_ml_fork_child(void)

@@ -46,7 +46,8 @@ struct bind {
     struct ledger *l;
     int d;
     uint64_t key;
-    uint64_t cap;       /* per-slot clamp (the cap this process applies) */
+    uint64_t cap;       /* per-slot clamp (the cap this process applies; relaxed:
+                         * cc_ml_set_cap changes it while others read it) */
     char uuid[CC_MEM_UUID_LEN];
     uint64_t m_used;    /* mirror of our used[d][slot] (atomic) */
     uint64_t m_ovh;     /* mirror of our overhead[d][slot] */
@@ -95,6 +96,13 @@ static inline uint32_t scan_end(const cc_mem_region_t *r)
 CC_ML_HIDDEN void ml_attach_locked(const char *dir);
 CC_ML_HIDDEN void ml_go_private_locked(const char *why);
 CC_ML_HIDDEN int ml_find_dev(cc_mem_region_t *r, uint64_t key, const char *uuid, uint64_t limit);
+/* The cap a bind shows in the region's device entry: 0 (none) for a cap
+ * removed after binding (UINT64_MAX). */
+static inline uint64_t ml_bind_cap_shown(const struct bind *b)
+{
+    uint64_t c = __atomic_load_n(&b->cap, __ATOMIC_RELAXED);
+    return c == UINT64_MAX ? 0 : c;
+}
 
 /* ledger_slots.c */
 /* Takes a key (and its liveness byte) for us on the region file at fd:

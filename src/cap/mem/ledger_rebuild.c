@@ -104,7 +104,8 @@ void ml_heal_ctx(cc_mem_region_t *r, int d, const struct bind *b)
 {
     uint64_t mine = __atomic_load_n(&b->m_ctx, __ATOMIC_RELAXED);
     uint64_t v = __atomic_load_n(&r->ctx_size[d], __ATOMIC_RELAXED);
-    if (mine && (!v || (b->cap && v > b->cap))) /* forgotten, or garbage */
+    uint64_t cap = __atomic_load_n(&b->cap, __ATOMIC_RELAXED);
+    if (mine && (!v || (cap && v > cap))) /* forgotten, or garbage */
         __atomic_store_n(&r->ctx_size[d], mine, __ATOMIC_RELAXED);
 }
 
@@ -256,7 +257,7 @@ void ml_republish_locked(int full)
     for (int h = 0; h < ml.nbinds; h++) {
         struct bind *b = &ml.binds[h];
         if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml.sh) continue;
-        int d = ml_find_dev(r, b->key, b->uuid, b->cap);
+        int d = ml_find_dev(r, b->key, b->uuid, ml_bind_cap_shown(b));
         if (d < 0) continue; /* no entry: its bytes stay out (warned at bind) */
         __atomic_store_n(&r->used[d][ns], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
                          __ATOMIC_SEQ_CST);

@@ -91,7 +91,8 @@ static uint64_t sum_dev(const struct ledger *l, const struct bind *b, int d, int
     return own;
 #else
     /* Another slot over the cap refuses everything: cap + 1 says as much. */
-    uint64_t clampv = b->cap && b->cap < UINT64_MAX ? b->cap + 1 : UINT64_MAX;
+    uint64_t cap = __atomic_load_n(&b->cap, __ATOMIC_RELAXED);
+    uint64_t clampv = cap && cap < UINT64_MAX ? cap + 1 : UINT64_MAX;
     uint32_t end = scan_end(l->r);
     uint64_t s = 0;
     for (uint32_t i = 0; i < end; i++) {
@@ -198,7 +199,7 @@ uint64_t cc_ml_ctx_size(int h)
     struct ledger *l = ledger_of(h, &d, &slot);
     if (!l) return 0;
     uint64_t v = __atomic_load_n(&l->r->ctx_size[d], __ATOMIC_RELAXED);
-    uint64_t cap = ml.binds[h].cap;
+    uint64_t cap = __atomic_load_n(&ml.binds[h].cap, __ATOMIC_RELAXED);
     if (cap && v > cap) v = 0; /* garbage (no context is larger than the cap): unknown */
     if (v) __atomic_store_n(&ml.binds[h].m_ctx, v, __ATOMIC_RELAXED); /* kept for a rebuild */
     else v = __atomic_load_n(&ml.binds[h].m_ctx, __ATOMIC_RELAXED);

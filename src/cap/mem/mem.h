@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cap/device.h"
+#include "cap/live.h"
 #include "cap/mem/mem_device.h"
 #include "cap/memledger.h"
 #include "cap/port.h"
@@ -60,8 +61,9 @@ static inline const struct cc_mem_device *cc_mem_here(int *ordinal)
 static inline int cc_mem_reserve(const struct cc_mem_device *m, int ordinal, uint64_t bytes)
 {
     const struct cc_devrec *r = cc_devrec(ordinal);
+    cc_live_check(m->h); /* caps changed while running (cap/live.h) */
     if (__builtin_expect(r && !__atomic_load_n(&r->mem_stale, __ATOMIC_RELAXED), 1) &&
-        __builtin_expect(cc_ml_reserve(m->h, bytes, m->cap) == 0, 1))
+        __builtin_expect(cc_ml_reserve(m->h, bytes, cc_mem_cap(m)) == 0, 1))
         return 0;
     return cc_mem_reserve_slow(m, ordinal, bytes);
 }
