@@ -30,6 +30,8 @@ cc_limits_test(config.strict.control config_seed.sh strict cudacap_strictopen CC
 cc_limits_test(config.limits.file config_limits.sh file "")
 cc_limits_test(config.limits.file.control config_limits.sh file cudacap_envwins CC_TEST_ENV_OVER_LIMITS)
 cc_limits_test(config.limits.set config_limits.sh set "")
+cc_limits_test(config.limits.faults config_limits.sh faults "")
+cc_limits_test(config.limits.faults.control config_limits.sh faults cudacap_trustlimits CC_TEST_TRUST_BAD_LIMITS)
 cc_limits_test(config.limits.bad config_limits.sh bad "")
 cc_limits_test(config.limits.bad.control config_limits.sh bad cudacap_trustlimits CC_TEST_TRUST_BAD_LIMITS)
 cc_limits_test(config.initenv config_initenv.sh - "")

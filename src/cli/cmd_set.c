@@ -26,7 +26,7 @@ static void usage(FILE *f)
           "                   [--sm-soft PCT] [--sm-soft-<i> PCT] [--dry-run] DIR\n"
           "\n"
           "Changes the caps of the container whose state folder is DIR while it runs:\n"
-          "rewrites DIR/limits (the next generation, replaced whole) and tells the\n"
+          "rewrites DIR/limits.d/limits (the next generation, replaced whole) and tells the\n"
           "container's processes. Memory takes effect at their next allocation (a cap\n"
           "lowered below what they hold refuses new allocations until frees bring the\n"
           "container under it; nothing is taken back), SM caps within one period\n"
@@ -213,7 +213,7 @@ int cmd_set(int argc, char **argv)
         return 1;
     }
     tell_processes(dfd);
-    printf("%s/limits: generation %" PRIu64 " -> %" PRIu64 "\n", canon, old.generation, now.generation);
+    printf("%s/" CC_LIMITS_FILE ": generation %" PRIu64 " -> %" PRIu64 "\n", canon, old.generation, now.generation);
     close(dfd);
     return 0;
 }

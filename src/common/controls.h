@@ -31,7 +31,7 @@
     X(CC_TEST_NO_SEED_NAMES, "common/options.c", "config.seed.control")                                                \
     X(CC_TEST_STRICT_OPEN, "hook/init.c", "config.strict.control")                                                     \
     X(CC_TEST_ENV_OVER_LIMITS, "cap/config.c", "config.limits.file.control")                                           \
-    X(CC_TEST_TRUST_BAD_LIMITS, "cap/config.c", "config.limits.bad.control")                                           \
+    X(CC_TEST_TRUST_BAD_LIMITS, "cap/config.c", "config.limits.bad.control config.limits.faults.control")              \
     X(CC_TEST_NO_INIT_ENV, "hook/init.c", "config.initenv.control")                                                    \
     X(CC_TEST_NO_LIVE, "cap/live.c", "config.live.mem.control config.live.sm.control")                                 \
     /* state files */                                                                                                  \
