@@ -9,6 +9,7 @@
 
 #include "cap/cfg.h"
 #include "cap/limits.h"
+#include "common/controls.h"
 #include "common/fork.h"
 #include "common/log.h"
 #include "os/os.h"
@@ -82,13 +83,12 @@ static void apply_locked(const cc_limits_t *l)
     __atomic_add_fetch(&changes, 1, __ATOMIC_RELEASE);
 }
 
+/* Whether this process looks at the limits file again at all. */
+static inline int CC_CONTROL_POINT(live_on)(void) { return cc_cfg.state_dir[0] && !cc_cfg.limits_bad; }
+
 void cc_live_poll(int force)
 {
-#ifdef CC_TEST_NO_LIVE /* negative control: caps read once, at start */
-    (void)force;
-    return;
-#endif
-    if (!cc_cfg.state_dir[0] || cc_cfg.limits_bad) return;
+    if (!live_on()) return;
     if (!__atomic_load_n(&fork_registered, __ATOMIC_ACQUIRE)) {
         pthread_mutex_lock(&mu);
         if (!fork_registered) cc_fork_child_register(fork_child);

@@ -17,6 +17,7 @@
 #include "cap/compute/refill.h"
 #include "cap/live.h"
 #include "cap/port.h"
+#include "common/controls.h"
 #include "common/log.h"
 #include "common/clock.h"
 #include "common/fork.h"
@@ -36,20 +37,14 @@ static int slock_tried;
  * idle or not). The same rule on the owner and on standbys, all reading the
  * shared line: a skipping owner must not look wedged to a standby, which
  * would then sample in its place. */
-static int idle(const struct cc_compute_device *d, const struct cc_compute_view *v)
+static int CC_CONTROL_POINT(idle)(const struct cc_compute_device *d, const struct cc_compute_view *v)
 {
-#ifdef CC_TEST_SAMPLE_IDLE /* negative control: sample whatever the bucket says */
-    (void)d;
-    (void)v;
-    return 0;
-#else
     int64_t t = __atomic_load_n(&v->line->tokens, __ATOMIC_RELAXED);
     /* An elastic line above its hard share must keep watching for others'
      * work, busy or not (its bucket, filled at the soft share, says little);
      * at the hard share it is a hard line (elastic.c drops an idle one there). */
     if (d->soft_pm && __atomic_load_n(&v->line->up_limit_pm, __ATOMIC_RELAXED) > d->cap_pm) return 0;
     return t >= d->nominal && !__atomic_load_n(&v->line->throttled, __ATOMIC_RELAXED);
-#endif
 }
 
 static void cycle(struct cc_compute_device *d)

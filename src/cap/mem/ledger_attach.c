@@ -66,6 +66,10 @@ void ml_go_private_locked(const char *why)
     ml.sh.shared = 0;
 }
 
+/* Try the shared ledger again until the path names a file we can use
+ * (rejoin_locked). */
+static void CC_CONTROL_POINT(want_rejoin)(void) { ml.rejoin = 1; }
+
 void ml_attach_locked(const char *dir)
 {
     cc_assert_held(&ml.mu);
@@ -86,9 +90,7 @@ void ml_attach_locked(const char *dir)
         if (ml.dir[0]) {
             cc_warn("memory cap: the container-wide ledger %s/%s is unavailable; this process "
                     "is capped on its own (per-process cap)", ml.dir, CC_MEM_REGION_FILE);
-#ifndef CC_ML_TEST_NO_REJOIN /* negative control of faults.lib */
-            ml.rejoin = 1; /* until the path names a file we can use: rejoin_locked */
-#endif
+            want_rejoin();
             ml_start_keeper();
         }
         return;

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "cudacap/abi_mem_region.h"
+#include "common/controls.h"
 #include "region/region.h"
 
 #define CC_ML_HIDDEN __attribute__((visibility("hidden")))
@@ -80,16 +81,12 @@ static inline uint32_t hw_of(const cc_mem_region_t *r)
     return hw > CC_MEM_SLOTS ? CC_MEM_SLOTS : hw; /* never trust the file */
 }
 
-/* How far the sweep and the sum look: every slot, unless the control
- * build trusts slots_hw as the first version did. */
-static inline uint32_t scan_end(const cc_mem_region_t *r)
+/* How far the sweep and the sum look: every slot (the first version
+ * trusted slots_hw, which the file may lie about). */
+static inline uint32_t CC_CONTROL_POINT(scan_end)(const cc_mem_region_t *r)
 {
-#ifdef CC_ML_TEST_TRUST_HW /* negative control of mem.region.slots */
-    return hw_of(r);
-#else
     (void)r;
     return CC_MEM_SLOTS;
-#endif
 }
 
 /* ledger_attach.c */

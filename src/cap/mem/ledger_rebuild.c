@@ -59,12 +59,8 @@ struct cc_region_spec ml_spec(void)
 /* We rebuilt the region (init lock held, so nobody attaches meanwhile):
  * every live process that had a slot re-publishes before we go on, or the
  * bound passes. Live processes are those holding a liveness byte. */
-void ml_rebuild_wait(cc_mem_region_t *r, int fd)
+static void CC_CONTROL_POINT(wait_republished)(cc_mem_region_t *r, int fd)
 {
-#ifdef CC_ML_TEST_NO_REPUBLISH /* negative control of mem.preload.rebuild */
-    (void)r, (void)fd;
-    return;
-#else
     static uint32_t pids[CC_MEM_SLOTS];
     int n = cc_pkey_scan(fd, CC_MEM_LIVE_BASE, pids, CC_MEM_SLOTS), left = n;
     if (n == 0) return;
@@ -95,8 +91,9 @@ void ml_rebuild_wait(cc_mem_region_t *r, int fd)
     }
     cc_info("memory cap: rebuilt %s/%s; %d live process(es) re-published in %.1f ms", ml.dir,
             CC_MEM_REGION_FILE, n - left, (double)(cc_mono_ns() - t0) / 1e6);
-#endif
 }
+
+void ml_rebuild_wait(cc_mem_region_t *r, int fd) { wait_republished(r, fd); }
 
 /* A rebuilt or rejoined region forgot the context size (or holds garbage
  * there): put back ours. */
@@ -185,14 +182,10 @@ void ml_repair(uint64_t *cell, const uint64_t *mirror)
  * Another entry has it first (a joiner claimed one): our counts move there
  * (new cells first: an over-count, never an under-count, meanwhile). Returns
  * the entry we count in. */
-static int rekey_locked(cc_mem_region_t *r, struct bind *b, int s)
+static int CC_CONTROL_POINT(rekey_locked)(cc_mem_region_t *r, struct bind *b, int s)
 {
     cc_assert_held(&ml.mu);
     int d = __atomic_load_n(&b->d, __ATOMIC_RELAXED);
-#ifdef CC_ML_TEST_NO_REKEY /* negative control of faults.lib */
-    (void)r, (void)s;
-    return d;
-#endif
     uint64_t k = __atomic_load_n(&r->dev[d].key, __ATOMIC_ACQUIRE);
     if (__builtin_expect(k == b->key, 1) && d == 0) return d; /* first entry, ours */
     int first = -1;
@@ -214,13 +207,8 @@ static int rekey_locked(cc_mem_region_t *r, struct bind *b, int s)
     return nd;
 }
 
-/* Makes our slot in the region say what this process holds (ml.mu held). */
-void ml_republish_locked(int full)
+static void CC_CONTROL_POINT(republish_locked)(int full)
 {
-    cc_assert_held(&ml.mu);
-#ifdef CC_ML_TEST_NO_REPUBLISH
-    return;
-#endif
     if (!ml.sh.r || !ml.sh.shared || __atomic_load_n(&ml.sh.slot, __ATOMIC_RELAXED) < 0) return;
     struct cc_region_spec spec = ml_spec();
     cc_mem_region_t *r = ml.sh.r;
@@ -274,6 +262,13 @@ void ml_republish_locked(int full)
     __atomic_store_n(&ml.sh.gen, gen, __ATOMIC_RELAXED);
     cc_info("memory cap: re-published this process's memory into %s/%s (slot %d)", ml.dir,
             CC_MEM_REGION_FILE, ns);
+}
+
+/* Makes our slot in the region say what this process holds (ml.mu held). */
+void ml_republish_locked(int full)
+{
+    cc_assert_held(&ml.mu);
+    republish_locked(full);
 }
 
 /* What the keeper checks (full: also whether the path names another file),

@@ -76,6 +76,30 @@ static inline struct ledger *ledger_of(int h, int *d, int *slot)
     return l;
 }
 
+/* What another process's slot i counts for on device d: nothing when the
+ * slot has no owner, at most clampv. */
+static inline uint64_t CC_CONTROL_POINT(slot_use)(const cc_mem_region_t *r, uint32_t i, int d, uint64_t clampv)
+{
+    if (!__atomic_load_n(&r->proc[i].owner, __ATOMIC_SEQ_CST)) return 0;
+    uint64_t v = sat_add(__atomic_load_n(&r->used[d][i], __ATOMIC_SEQ_CST),
+                         __atomic_load_n(&r->overhead[d][i], __ATOMIC_SEQ_CST));
+    return v > clampv ? clampv : v;
+}
+
+/* The container's use of device d: our own (exact, never clamped) and
+ * every other slot's (slot_use). */
+static uint64_t CC_CONTROL_POINT(container_use)(const struct ledger *l, const struct bind *b, int d, int mine,
+                                                uint64_t own)
+{
+    /* Another slot over the cap refuses everything: cap + 1 says as much. */
+    uint64_t cap = __atomic_load_n(&b->cap, __ATOMIC_RELAXED);
+    uint64_t clampv = cap && cap < UINT64_MAX ? cap + 1 : UINT64_MAX;
+    uint32_t end = scan_end(l->r);
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < end; i++) s = sat_add(s, (int)i == mine ? own : slot_use(l->r, i, d, clampv));
+    return s;
+}
+
 /* Container's use of device d: every owned slot, each at most clampv, our
  * own at least its mirror. Cost: 512 owner words (8 KiB, sequential) plus
  * the counts of the owned slots. */
@@ -86,36 +110,7 @@ static uint64_t sum_dev(const struct ledger *l, const struct bind *b, int d, int
     uint64_t mirror = sat_add(__atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
                               __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST));
     if (own < mirror) own = mirror;
-#ifdef CC_ML_TEST_LOCAL_ONLY
-    /* Negative control: a per-process cap instead of the container-wide one. */
-    return own;
-#else
-    /* Another slot over the cap refuses everything: cap + 1 says as much. */
-    uint64_t cap = __atomic_load_n(&b->cap, __ATOMIC_RELAXED);
-    uint64_t clampv = cap && cap < UINT64_MAX ? cap + 1 : UINT64_MAX;
-    uint32_t end = scan_end(l->r);
-    uint64_t s = 0;
-    for (uint32_t i = 0; i < end; i++) {
-        uint64_t v;
-        if ((int)i == mine) {
-            s = sat_add(s, own); /* ours is exact: never clamped */
-            continue;
-        } else {
-#ifndef CC_ML_TEST_TRUST_HW
-            if (!__atomic_load_n(&l->r->proc[i].owner, __ATOMIC_SEQ_CST)) continue;
-#endif
-            v = sat_add(__atomic_load_n(&l->r->used[d][i], __ATOMIC_SEQ_CST),
-                        __atomic_load_n(&l->r->overhead[d][i], __ATOMIC_SEQ_CST));
-        }
-#ifndef CC_ML_TEST_TRUST_HW
-        if (v > clampv) v = clampv;
-#else
-        (void)clampv;
-#endif
-        s = sat_add(s, v);
-    }
-    return s;
-#endif
+    return container_use(l, b, d, mine, own);
 }
 
 #define RESERVE_TRIES 8

@@ -115,7 +115,5 @@ void cc_mem_ctx_settle(struct cc_ctx_adm *a, int created);
 int cc_mem_ctx_unlearned(int ordinal);
 /* The size a new context on m is expected to take. */
 uint64_t cc_mem_ctx_expected(const struct cc_mem_device *m);
-/* Test builds (-DCC_TEST_CTX_CONTROL): whether CC_TEST_CTX_CONTROL=what. */
-int cc_mem_test_control(const char *what);
 
 #endif
