@@ -120,6 +120,16 @@ if(CUDACAP_GLIBC_COMPAT)
   set_tests_properties(install.glibc.negative_control PROPERTIES WILL_FAIL TRUE)
 endif()
 cc_cli_test(deploy.install deploy_install.sh)
+# The Helm chart, rendered by Helm's engine built from Debian's Go packages
+# (tests/helm_render.go; golang-go, Sprig, yaml.v2, else skipped): lint
+# subset, deploy/daemonset.yaml its default rendering, the schema check, an
+# override. The control: a misspelled field in the chart, rendered into the
+# expected manifest too, must fail the schema check.
+cc_cli_test(deploy.helm deploy_helm.sh)
+cc_cli_test(deploy.helm.negative_control deploy_helm.sh)
+set_property(TEST deploy.helm.negative_control APPEND PROPERTY ENVIRONMENT DEPLOY_HELM_CONTROL=1)
+set_tests_properties(deploy.helm deploy.helm.negative_control PROPERTIES TIMEOUT 300)
+set_tests_properties(deploy.helm.negative_control PROPERTIES WILL_FAIL TRUE)
 # Pod labels from the kubelet's pod-resources socket, against a real gRPC
 # server (python3-grpcio, python3-protobuf; else skipped). The control: a
 # build without the WINDOW_UPDATE, whose >64 KiB answer stalls.

@@ -77,7 +77,7 @@ if need_py yaml python3-yaml; then
              's|^      app.kubernetes.io/name: cudacap-node$|      app.kubernetes.io/name: other|' \
              's/^      hostPID: true/      hostPid: true/' 's/^            - name: NODE_NAME/            - nam: NODE_NAME/' \
              's|pod-security.kubernetes.io/enforce: privileged|pod-security.kubernetes.io/enforce: baseline|' \
-             's/values: \["on"\]/values: ["yes"]/' 's/key: HAMI_VERSION}/key: HAMI_VERSON}/' \
+             's/^\( *\)- "on"$/\1- "yes"/' 's/key: HAMI_VERSION}/key: HAMI_VERSON}/' \
              's/valueFrom: {configMapKeyRef: {name: cudacap-node, key: HAMI_VERSION}}/value: "v2.5.0"/' \
              's|mountPath: /host/proc/driver/nvidia|mountPath: /proc/driver/nvidia|' \
              's|value: /host/proc/driver/nvidia/gpus|value: /hostproc/driver/nvidia/gpus|'; do
