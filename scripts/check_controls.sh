@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The negative controls' switchboard (src/common/controls.h) against the code
 # (docs/design.md, "Negative controls"):
-#  - every test-only switch (CC_TEST_*, CC_ML_TEST_*) that src/ or a
-#    wrapper in tests/controls/ tests with #if/#ifdef/#ifndef/#elif has a row;
-#  - every row's files either hold that switch (a branch: only the files
-#    CC_CONTROL_BRANCHES lists, at most 3) or define a control point
-#    (CC_CONTROL_POINT) that a wrapper redirects under it; every file whose
-#    control points its wrappers redirect is named in its row;
-#  - a wrapper redirects only control points of the source it includes (or
-#    of a header under src/ that the source includes);
-#  - with a build folder: every row's tests are registered, with WILL_FAIL,
-#    and the control libraries still recompile what the switches reach.
+#  - every test-only switch (CC_TEST_*, CC_ML_TEST_*, the command's
+#    CLI_TEST_*) that src/ or a wrapper in tests/controls/ tests with
+#    #if/#ifdef/#ifndef/#elif has a row (a control's, or a test hook's);
+#  - no production file holds a branch of a switch: every row's files
+#    define a control point (CC_CONTROL_POINT) that a wrapper redirects
+#    under it, and every file whose control points its wrappers redirect is
+#    named in its row;
+#  - a wrapper (tests/controls/NAME.c, or NAME.h for a header compiled into
+#    tests) redirects only control points of the source it includes (or of
+#    a header under src/ that the source includes);
+#  - with a build folder: every row's tests are registered, a control's with
+#    WILL_FAIL, and the control libraries and the command's variants still
+#    recompile what the switches reach.
 #   scripts/check_controls.sh [BUILD_DIR] [EXTRA_SOURCE]
 # EXTRA_SOURCE (the check's own control): one more file scanned as if in src/.
 set -euo pipefail
@@ -28,18 +31,26 @@ root, jpath, extra = sys.argv[1], sys.argv[2], sys.argv[3]
 src = os.path.join(root, "src")
 ctl = os.path.join(root, "tests", "controls")
 board = open(os.path.join(src, "common", "controls.h")).read().replace("\\\n", " ")
-rows = {m.group(1): (m.group(2).split(), m.group(3).split())
-        for m in re.finditer(r'X\((CC_[A-Z]*_?TEST_[A-Z0-9_]+),\s*"([^"]*)",\s*"([^"]*)"\)', board)}
-m = re.search(r'#define CC_CONTROL_BRANCHES\s+"([^"]*)"', board)
-branched_ok = set(m.group(1).split()) if m else set()
+row = re.compile(r'X\(((?:CC_[A-Z]*_?|CLI_)TEST_[A-Z0-9_]+),\s*"([^"]*)",\s*"([^"]*)"\)')
+rows = {m.group(1): (m.group(2).split(), m.group(3).split()) for m in row.finditer(board)}
+# Test hooks (CC_TEST_HOOKS): rows like the controls', whose tests pass.
+m = re.search(r'#define CC_TEST_HOOKS\(X\)(.*?)(?:\n\s*\n|#endif)', board, re.S)
+hooks = {h.group(1) for h in row.finditer(m.group(1))} if m else set()
 cond = re.compile(r'^\s*#\s*(?:if|ifdef|ifndef|elif)\b(.*)$', re.M)
-switch = re.compile(r'\bCC_(?:[A-Z]+_)?TEST_[A-Z0-9_]+\b')
+switch = re.compile(r'\b(?:CC_(?:[A-Z]+_)?|CLI_)TEST_[A-Z0-9_]+\b')
 files = []
 for d, _, names in os.walk(src):
     files += [os.path.join(d, n) for n in names if n.endswith((".c", ".h")) and n != "controls.h"]
 if extra:
     files.append(extra)
-wrappers = sorted(os.path.join(ctl, n) for n in os.listdir(ctl) if n.endswith(".c")) if os.path.isdir(ctl) else []
+# Wrappers: tests/controls/*.c, and the headers there that include a header
+# of src/ of their own name (the others there are the wrappers' helpers).
+def wraps(n):
+    if n.endswith(".c"):
+        return True
+    t = open(os.path.join(ctl, n)).read()
+    return n.endswith(".h") and re.search(r'^#include "(?:[^"]*/)?' + re.escape(n) + '"', t, re.M)
+wrappers = sorted(os.path.join(ctl, n) for n in os.listdir(ctl) if wraps(n)) if os.path.isdir(ctl) else []
 bad = []
 branched = set()
 for f in files + wrappers:
@@ -49,37 +60,38 @@ for f in files + wrappers:
                 branched.add(os.path.relpath(f, src))
             if m not in rows:
                 bad.append(f"{m} is tested in {os.path.relpath(f, root)} but has no row in src/common/controls.h")
-for f in sorted(branched - branched_ok):
-    bad.append(f"src/{f} holds a test branch but is not in CC_CONTROL_BRANCHES (src/common/controls.h): "
-               "move it to a control point and a wrapper in tests/controls/")
-if len(branched_ok) > 3:
-    bad.append(f"CC_CONTROL_BRANCHES lists {len(branched_ok)} files: at most 3 production files may hold "
-               "test branches (docs/design.md, \"Negative controls\")")
-for f in sorted(branched_ok - branched):
-    bad.append(f"CC_CONTROL_BRANCHES names src/{f}, which holds no test branch: take it off the list")
+for f in sorted(branched):
+    bad.append(f"src/{f} holds a test branch: move it to a control point and a wrapper in "
+               "tests/controls/ (docs/design.md, \"Negative controls\")")
 # A wrapper: the production source it includes, and per switch the names it
 # redirects (function-like macros defined under that switch's #ifdef).
 wrapped, points = {}, {}
 for w in wrappers:
     text = open(w).read()
-    inc = re.search(r'^#include "([^"]+\.c)"', text, re.M)
+    inc = (re.search(r'^#include "([^"]+\.c)"', text, re.M) if w.endswith(".c") else
+           re.search(r'^#include "((?:[^"]*/)?' + re.escape(os.path.basename(w)) + ')"', text, re.M))
     if not inc:
         bad.append(f"{os.path.relpath(w, root)} includes no source of src/")
         continue
     per, stack = {}, []
     for line in text.splitlines():
-        c = re.match(r'\s*#\s*(ifdef|ifndef|if|endif|define)\b\s*(.*)', line)
+        c = re.match(r'\s*#\s*(ifdef|ifndef|if|elif|else|endif|define)\b\s*(.*)', line)
         if not c:
             continue
         if c.group(1) in ("ifdef", "ifndef", "if"):
             stack.append(switch.findall(c.group(2)))
+        elif c.group(1) == "elif":
+            stack[-1] = switch.findall(c.group(2))
+        elif c.group(1) == "else":
+            stack[-1] = []
         elif c.group(1) == "endif":
             stack.pop()
         else:
             d = re.match(r'([A-Za-z_]\w*)\(', c.group(2))
             for sw in (x for s in stack for x in s):
                 per.setdefault(sw, set()).update([d.group(1)] if d else [])
-    wrapped[inc.group(1)] = (w, per)
+    if w.endswith(".c"):
+        wrapped[inc.group(1)] = (w, per)
     p = os.path.join(src, inc.group(1))
     if not os.path.isfile(p):
         bad.append(f"{os.path.relpath(w, root)} includes src/{inc.group(1)}, which does not exist")
@@ -109,11 +121,9 @@ if jpath:
         tests[t["name"]] = bool(props.get("WILL_FAIL"))
 for m, (fs, ts) in sorted(rows.items()):
     for f in fs:
-        p = os.path.join(src, f)
-        held = os.path.isfile(p) and re.search(r'\b' + m + r'\b', open(p).read())
-        if not held and f not in points.get(m, ()):
-            bad.append(f"{m}: src/{f} neither holds it nor has a control point that a wrapper "
-                       "in tests/controls/ redirects under it")
+        if f not in points.get(m, ()):
+            bad.append(f"{m}: src/{f} has no control point that a wrapper in tests/controls/ "
+                       "redirects under it")
     for f in sorted(points.get(m, set()) - set(fs)):
         bad.append(f"{m}: its wrappers redirect control points of src/{f}, which its row does not name")
     if not ts:
@@ -121,51 +131,56 @@ for m, (fs, ts) in sorted(rows.items()):
     for t in ts if tests is not None else []:
         if t not in tests:
             bad.append(f"{m}: test {t} is not registered")
-        elif not tests[t]:
+        elif not tests[t] and m not in hooks:
             bad.append(f"{m}: test {t} is not WILL_FAIL")
 # The control libraries recompile only the sources a switch reaches
 # (tests/memory.cmake, cc_control_reach): what cmake recorded must still be
 # what the sources reach (a switch or an include added since: re-run cmake).
 bdir = os.environ.get("CC_CONTROLS_BUILD", "")
 cdir = os.path.join(bdir, "tests", "control_sources") if bdir else ""
-if cdir and os.path.isfile(os.path.join(cdir, "library.list")):
-    lib = set(open(os.path.join(cdir, "library.list")).read().split())
-    allf = [f for f in files if f != extra]
-    text = {f: open(f, errors="replace").read() for f in allf}
-    def reach(defs):
-        r = {f for f in allf for d in defs if d in text[f]}
-        todo = [f for f in r if f.endswith(".h")]
-        while todo:
-            b = re.escape(os.path.basename(todo.pop()))
-            inc = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]*/)?' + b + '"', re.M)
-            for f in allf:
-                if f not in r and inc.search(text[f]):
-                    r.add(f)
-                    if f.endswith(".h"):
-                        todo.append(f)
-        r = {os.path.relpath(f, root) for f in r} & lib
-        # A wrapper that names a switch is compiled in the place of its source.
-        for inc, (w, _) in wrapped.items():
-            t = open(w).read()
-            if "src/" + inc in lib and any(d in t for d in defs):
-                r.discard("src/" + inc)
-                r.add(os.path.relpath(w, root))
-        return r
-    for n in sorted(os.listdir(cdir)):
+allf = [f for f in files if f != extra]
+text = {f: open(f, errors="replace").read() for f in allf}
+def reach(defs, lib):
+    r = {f for f in allf for d in defs if d in text[f]}
+    todo = [f for f in r if f.endswith(".h")]
+    while todo:
+        b = re.escape(os.path.basename(todo.pop()))
+        inc = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]*/)?' + b + '"', re.M)
+        for f in allf:
+            if f not in r and inc.search(text[f]):
+                r.add(f)
+                if f.endswith(".h"):
+                    todo.append(f)
+    r = {os.path.relpath(f, root) for f in r} & lib
+    # A wrapper that names a switch is compiled in the place of its source.
+    for inc, (w, _) in wrapped.items():
+        t = open(w).read()
+        if "src/" + inc in lib and any(d in t for d in defs):
+            r.discard("src/" + inc)
+            r.add(os.path.relpath(w, root))
+    return r
+# The control libraries (library.list: the library's sources) and the
+# command's variants (cli/sources.list: the command's).
+for sub, listed, what in (("", "library.list", "control library"), ("cli", "sources.list", "command variant")):
+    d = os.path.join(cdir, sub) if cdir else ""
+    if not d or not os.path.isfile(os.path.join(d, listed)):
+        continue
+    lib = set(open(os.path.join(d, listed)).read().split())
+    for n in sorted(os.listdir(d)):
         if not n.endswith(".txt"):
             continue
-        words = open(os.path.join(cdir, n)).read().split()
-        defs = [w for w in words if w.startswith("CC_")]
+        words = open(os.path.join(d, n)).read().split()
+        defs = [w for w in words if switch.fullmatch(w)]
         have = set(words) - set(defs)
-        want = reach(defs)
+        want = reach(defs, lib)
         if have != want:
-            bad.append(f"control library {n[:-4]} ({' '.join(defs)}) recompiles {sorted(have)}, the "
+            bad.append(f"{what} {n[:-4]} ({' '.join(defs)}) recompiles {sorted(have)}, the "
                        f"sources now reach {sorted(want)}: re-run cmake")
 for b in sorted(set(bad)):
     print("check_controls:", b, file=sys.stderr)
 if bad:
     sys.exit(1)
-print(f"check_controls: {len(rows)} controls, each held by its files or their wrappers"
-      + (" and failed by its registered tests" if tests is not None else "")
-      + f"; {len(branched)} production files hold test branches")
+print(f"check_controls: {len(rows) - len(hooks)} controls and {len(hooks)} test hooks, each a control point of its files that their wrappers redirect"
+      + (" and run by its registered tests (a control's failing)" if tests is not None else "")
+      + "; no production file holds a test branch")
 PY

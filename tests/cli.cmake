@@ -2,24 +2,29 @@
 # binary on the simulator with the demo worker as the capped program.
 cc_sim_client(cudacap_demo_worker ${CMAKE_SOURCE_DIR}/src/cli/demo_worker.c)
 
-# Variants of the command for negative controls and test hooks: the files
-# that hold a CLI_TEST_* switch are compiled per variant, the rest once.
-set(_cli_switched cli/snapshot.c cli/liveness.c cli/statedir.c cli/httpd.c cli/podres.c region/peek.c)
+# Variants of the command for negative controls and test hooks: the
+# sources a variant's switches reach (cc_control_reach, memory.cmake: their
+# wrappers in tests/controls/) compiled per variant, the rest once.
 get_target_property(_cli_srcs cudacap_cli SOURCES)
-list(REMOVE_ITEM _cli_srcs ${_cli_switched})
 list(TRANSFORM _cli_srcs PREPEND ${CMAKE_SOURCE_DIR}/src/)
-list(TRANSFORM _cli_switched PREPEND ${CMAKE_SOURCE_DIR}/src/)
-add_library(cudacap_cli_common OBJECT ${_cli_srcs})
-target_include_directories(cudacap_cli_common PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include
+add_library(cudacap_cli_objs OBJECT ${_cli_srcs})
+target_include_directories(cudacap_cli_objs PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include
                            ${CUDACAP_CUDA_INCLUDE_DIR})
-target_compile_definitions(cudacap_cli_common PRIVATE CUDACAP_VERSION_STRING="${PROJECT_VERSION}" ${CUDACAP_CLI_PATH_DEFS})
+target_compile_definitions(cudacap_cli_objs PRIVATE CUDACAP_VERSION_STRING="${PROJECT_VERSION}" ${CUDACAP_CLI_PATH_DEFS})
+# What each variant recompiles, for scripts/check_controls.sh (as the
+# control libraries' in control_sources/).
+cc_write_sources(${CMAKE_CURRENT_BINARY_DIR}/control_sources/cli/sources.list ${_cli_srcs})
 function(cc_cli_variant target)
-  add_executable(${target} $<TARGET_OBJECTS:cudacap_cli_common> ${_cli_switched})
-  target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/src)
+  cc_control_reach(own "${ARGN}" "${_cli_srcs}")
+  cc_objects_less(rest cudacap_cli_objs "${own_over}")
+  add_executable(${target} ${own} ${rest})
+  target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/src ${CMAKE_SOURCE_DIR}/include
+                             ${CUDACAP_CUDA_INCLUDE_DIR})
   target_link_libraries(${target} PRIVATE cudacap_core dl)
   target_compile_definitions(${target} PRIVATE ${ARGN})
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CUDACAP_TEST_DIR})
   add_dependencies(cudacap_demo_worker ${target})
+  cc_write_sources(${CMAKE_CURRENT_BINARY_DIR}/control_sources/cli/${target}.txt ${ARGN} ${own})
 endfunction()
 cc_cli_variant(cudacap_countdead CLI_TEST_COUNT_DEAD)       # dead slots' bytes counted
 cc_cli_variant(cudacap_blocking CLI_TEST_BLOCKING_OPEN)     # state files opened blocking

@@ -14,8 +14,9 @@ endfunction()
 
 # name: the control exe; define: the switch; sources: the wrappers
 # (tests/controls/, CC_CTL) of the library files whose mechanism the switch
-# removes, or the files that still hold it, compiled into the control itself
-# (they take precedence over cudacap_core's copies).
+# removes, compiled into the control itself (they take precedence over
+# cudacap_core's copies). The bucket's inline admission is compiled into
+# its test: that test includes bucket.h's wrapper (tests/controls/bucket.h).
 function(cc_compute_control name src define)
   cc_test_exe(${name} ${src} ${ARGN})
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src)

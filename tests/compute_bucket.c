@@ -19,9 +19,9 @@
  *               checked by running it: the two-pid cases fail. */
 #include <string.h>
 
-#include "cap/compute/bucket.h"
 #include "check.h"
 #include "compute_mp.h"
+#include "controls/bucket.h" /* cap/compute/bucket.h, and its controls under their switches */
 
 struct shm {
     int64_t bucket __attribute__((aligned(64)));

@@ -16,6 +16,7 @@
 
 #include "cap/limits.h"
 #include "common/options.h"
+#include "common/controls.h"
 #include "common/log.h"
 
 /* ---- The configuration, row by row ---------------------------------------- */
@@ -302,6 +303,33 @@ static void say_ignored(const cc_config_t *cfg, env_fn get, const uint64_t *mem,
     }
 }
 
+/* A bad limits file: this process is refused the GPU (fail closed: its
+ * caps are unknown, and the environment may be the container's own). */
+static void CC_CONTROL_POINT(refuse_bad_limits)(cc_config_t *cfg, const char *why)
+{
+    cc_error("limits file %s: %s; this process is refused the GPU (a bad limits file is never "
+             "trusted, and the environment cannot stand in for it)", cfg->limits_path, why);
+    cfg->limits_bad = 1;
+    cfg->errors++;
+    for (int i = 0; i < CC_MAX_DEVICES; i++)
+        cfg->mem_limit[i] = 0, cfg->sm_limit[i] = 0, cfg->sm_soft_limit[i] = 0;
+}
+
+/* A good limits file: its caps replace the environment's (which the
+ * container can set), and the names it overrides are said. */
+static void CC_CONTROL_POINT(take_limits)(cc_config_t *cfg, env_fn get,
+                                          const uint64_t *mem, const uint32_t *sm,
+                                          const uint32_t *soft, uint64_t generation)
+{
+    say_ignored(cfg, get, mem, sm, soft);
+    memcpy(cfg->mem_limit, mem, sizeof cfg->mem_limit);
+    memcpy(cfg->sm_limit, sm, sizeof cfg->sm_limit);
+    memcpy(cfg->sm_soft_limit, soft, sizeof cfg->sm_soft_limit);
+    cfg->limits_generation = generation;
+    cc_info("caps from the limits file %s (generation %llu)", cfg->limits_path,
+            (unsigned long long)generation);
+}
+
 void cc_config_limits(cc_config_t *cfg, const char *(*get)(const char *))
 {
     cc_limits_t l;
@@ -309,32 +337,12 @@ void cc_config_limits(cc_config_t *cfg, const char *(*get)(const char *))
     int rc = cc_limits_read(cfg->state_dir, &l, why, sizeof why);
     if (rc == 0) return;
     snprintf(cfg->limits_path, sizeof cfg->limits_path, "%s/%s", cfg->state_dir, CC_LIMITS_FILE);
-#ifdef CC_TEST_TRUST_BAD_LIMITS /* negative control: a bad file ignored (fail open) */
     if (rc < 0) {
-        cfg->limits_path[0] = 0;
-        return;
-    }
-#endif
-    if (rc < 0) {
-        cc_error("limits file %s: %s; this process is refused the GPU (a bad limits file is never "
-                 "trusted, and the environment cannot stand in for it)", cfg->limits_path, why);
-        cfg->limits_bad = 1;
-        cfg->errors++;
-        for (int i = 0; i < CC_MAX_DEVICES; i++)
-            cfg->mem_limit[i] = 0, cfg->sm_limit[i] = 0, cfg->sm_soft_limit[i] = 0;
+        refuse_bad_limits(cfg, why);
         return;
     }
     uint64_t mem[CC_MAX_DEVICES];
     uint32_t sm[CC_MAX_DEVICES], soft[CC_MAX_DEVICES];
     cc_limits_effective(&l, mem, sm, soft);
-#ifdef CC_TEST_ENV_OVER_LIMITS /* negative control: the environment wins */
-    return;
-#endif
-    say_ignored(cfg, get, mem, sm, soft);
-    memcpy(cfg->mem_limit, mem, sizeof mem);
-    memcpy(cfg->sm_limit, sm, sizeof sm);
-    memcpy(cfg->sm_soft_limit, soft, sizeof soft);
-    cfg->limits_generation = l.generation;
-    cc_info("caps from the limits file %s (generation %llu)", cfg->limits_path,
-            (unsigned long long)l.generation);
+    take_limits(cfg, get, mem, sm, soft, l.generation);
 }

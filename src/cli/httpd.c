@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/controls.h"
+
 enum { READING, WRITING };
 
 struct conn {
@@ -135,12 +137,14 @@ static int pull(struct conn *c, struct round *rd)
     return !c->out || push(c);
 }
 
+/* Whether the listener is served: always, a full table evicting the oldest
+ * connection still reading its request for the newcomer. */
+static int CC_CONTROL_POINT(may_accept)(void) { return 1; }
+
 static void accept_all(int lfd, long long now, long long *paused_until, struct round *rd)
 {
     for (;;) {
-#ifdef CLI_TEST_NO_EVICT /* negative control: a full table waits for a deadline */
-        if (nconn == HTTPD_MAX_CONN) return;
-#endif
+        if (!may_accept()) return;
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED) continue;
@@ -182,10 +186,7 @@ int httpd_serve(int lfd, char *(*body)(const void *arg, size_t *len), const void
     while (!*stop) {
         long long now = now_ms();
         int n = 0, wait = 1000;
-        int listening = now >= paused_until;
-#ifdef CLI_TEST_NO_EVICT
-        listening = listening && nconn < HTTPD_MAX_CONN;
-#endif
+        int listening = now >= paused_until && may_accept();
         pf[n++] = (struct pollfd){.fd = listening ? lfd : -1, .events = POLLIN};
         for (int i = 0; i < nconn; i++) {
             long long end = conns[i].t0 + (conns[i].state == READING ? HTTPD_REQUEST_MS : HTTPD_RESPONSE_MS);

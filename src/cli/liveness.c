@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/snapshot.h"
+#include "common/controls.h"
 #include "cudacap/abi_compute_region.h"
 #include "cudacap/abi_mem_region.h"
 
@@ -33,6 +34,25 @@ static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
     return n > m && !strcmp(s + n - m, suffix);
+}
+
+/* Every process attached to memory.region or registered in compute.region
+ * holds a write lock on its liveness byte (the live base + its process
+ * key, past the end of the file; cudacap/abi_region.h) as long as it lives:
+ * one query over the whole key range of the regular file name in dfd,
+ * whatever the region's content, and across pid namespaces and without the
+ * right to read the process's /proc. */
+static void CC_CONTROL_POINT(probe_live_bytes)(int dfd, const char *name, struct files *f)
+{
+    long base = !strcmp(name, CC_MEM_REGION_FILE)  ? (long)CC_MEM_LIVE_BASE
+                : !strcmp(name, CC_COMPUTE_FILE) ? (long)CC_COMPUTE_LIVE_BASE
+                                                 : 0;
+    if (!base) return;
+    int lf = openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (lf >= 0) {
+        if (snap_lock_probe(lf, base + 1, (long)CC_KEY_END - 1) == OWNER_HELD) f->held = 1;
+        close(lf);
+    }
 }
 
 /* Every non-folder entry of the tree at dfd (two levels: the HAMi layout
@@ -58,24 +78,7 @@ static void collect(int dfd, int depth, struct files *f)
             continue;
         }
         if (f->n < MAX_FILES) f->dev[f->n] = st.st_dev, f->ino[f->n++] = st.st_ino;
-#ifndef CLI_TEST_NO_LIVE_BYTES /* negative control of cli.prepare.livebytes */
-        /* Every process attached to memory.region or registered in
-         * compute.region holds a write lock on its liveness byte (the live
-         * base + its process key, past the end of the file;
-         * cudacap/abi_region.h) as long as it lives: one query over the
-         * whole key range, whatever the region's content, and across pid
-         * namespaces and without the right to read the process's /proc. */
-        long base = !strcmp(e->d_name, CC_MEM_REGION_FILE)   ? (long)CC_MEM_LIVE_BASE
-                    : !strcmp(e->d_name, CC_COMPUTE_FILE) ? (long)CC_COMPUTE_LIVE_BASE
-                                                              : 0;
-        if (S_ISREG(st.st_mode) && base) {
-            int lf = openat(dirfd(d), e->d_name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-            if (lf >= 0) {
-                if (snap_lock_probe(lf, base + 1, (long)CC_KEY_END - 1) == OWNER_HELD) f->held = 1;
-                close(lf);
-            }
-        }
-#endif
+        if (S_ISREG(st.st_mode)) probe_live_bytes(dirfd(d), e->d_name, f);
         if (S_ISREG(st.st_mode) && ends_with(e->d_name, ".lock")) {
             int lf = openat(dirfd(d), e->d_name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
             if (lf >= 0) {
@@ -169,6 +172,23 @@ static int add(long *pids, int n, int max, long pid)
     return n;
 }
 
+/* The processes that map or hold open a file of the folder, found through
+ * the /proc of every process this user may read (one may use a file
+ * without a slot or lock to show it), added to pids[0..n). */
+static int CC_CONTROL_POINT(scan_proc)(const struct files *f, long *pids, int n, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    char me[24];
+    snprintf(me, sizeof me, "%ld", (long)getpid());
+    while (d && n < max && (e = readdir(d))) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || !strcmp(e->d_name, me)) continue;
+        if (uses(e->d_name, f)) n = add(pids, n, max, strtol(e->d_name, NULL, 10));
+    }
+    if (d) closedir(d);
+    return n;
+}
+
 int live_users(int dfd, long *pids, int max)
 {
     static struct snap s; /* large: not on the stack */
@@ -184,19 +204,7 @@ int live_users(int dfd, long *pids, int max)
     struct stat dst;
     if (fstat(dfd, &dst) == 0) f.dir_dev = dst.st_dev, f.dir_ino = dst.st_ino;
     collect(dfd, 0, &f);
-#ifdef CLI_TEST_NO_PROC_SCAN /* negative control: regions and locks only */
-    (void)uses;
-#else
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    char me[24];
-    snprintf(me, sizeof me, "%ld", (long)getpid());
-    while (d && n < max && (e = readdir(d))) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9' || !strcmp(e->d_name, me)) continue;
-        if (uses(e->d_name, &f)) n = add(pids, n, max, strtol(e->d_name, NULL, 10));
-    }
-    if (d) closedir(d);
-#endif
+    n = scan_proc(&f, pids, n, max);
     if (f.held && n == 0) n = add(pids, n, max, -1);
     return n;
 }

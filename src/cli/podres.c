@@ -18,6 +18,7 @@
 #include "cli/podres.h"
 
 #include "cli/hpack.h"
+#include "common/controls.h"
 
 #define H2_MAX_FRAME 16384 /* SETTINGS_MAX_FRAME_SIZE's default: we announce no other */
 /* Raised once, on the connection and the stream, past the largest response
@@ -143,6 +144,15 @@ static size_t hpack_field(uint8_t *b, const char *name, const char *val)
     return k;
 }
 
+/* The WINDOW_UPDATEs raising the connection's and the stream's windows to
+ * H2_WINDOW (without them a response over 64 KiB stalls); their length. */
+static size_t CC_CONTROL_POINT(window_updates)(uint8_t *b)
+{
+    size_t k = 0;
+    for (uint32_t s = 0; s <= 1; s++) k += frame(b + k, 4, F_WINDOW_UPDATE, 0, s), put32(b + k, H2_WINDOW), k += 4;
+    return k;
+}
+
 /* Preface, SETTINGS, HEADERS, the two WINDOW_UPDATEs, and the DATA frame
  * ending the stream: one write. */
 static size_t request(uint8_t *b, int deadline_ms)
@@ -162,9 +172,7 @@ static size_t request(uint8_t *b, int deadline_ms)
     k += 9;
     for (size_t i = 0; i < sizeof hdr / sizeof hdr[0]; i++) k += hpack_field(b + k, hdr[i][0], hdr[i][1]);
     frame(b + h, (uint32_t)(k - h - 9), F_HEADERS, FL_END_HEADERS, 1);
-#ifndef CLI_TEST_NO_WINDOW_UPDATE /* the negative control: 64 KiB windows, big answers stall */
-    for (uint32_t s = 0; s <= 1; s++) k += frame(b + k, 4, F_WINDOW_UPDATE, 0, s), put32(b + k, H2_WINDOW), k += 4;
-#endif
+    k += window_updates(b + k);
     k += frame(b + k, GRPC_PREFIX, F_DATA, FL_END_STREAM, 1);
     memset(b + k, 0, GRPC_PREFIX); /* uncompressed, length 0: the empty ListPodResourcesRequest */
     return k + GRPC_PREFIX;

@@ -22,6 +22,14 @@
 #include "region/peek.h"
 #include "region/specs.h"
 #include "common/clock.h"
+#include "common/controls.h"
+
+/* A region's fields checked (cli/validate.h): NULL, or what is wrong in bad. */
+static const char *CC_CONTROL_POINT(validate)(const char *(*check)(const void *, char *, size_t),
+                                              const void *r, char *bad, size_t len)
+{
+    return check(r, bad, len);
+}
 
 /* A private copy of a region that passed its field checks, or NULL with
  * *state and why saying what was wrong. A copy taken while a process claims
@@ -42,10 +50,7 @@ static void *read_region(const char *dir, const struct cc_region_spec *spec,
             return NULL;
         }
         char bad[160];
-#ifdef CLI_TEST_NO_VALIDATE /* negative control: garbage shown as figures */
-        (void)check, (void)bad;
-#else
-        if (check(r, bad, sizeof bad)) {
+        if (validate(check, r, bad, sizeof bad)) {
             cc_region_unpeek(r);
             if (attempt < 2) {
                 usleep(2000);
@@ -55,7 +60,6 @@ static void *read_region(const char *dir, const struct cc_region_spec *spec,
             snprintf(why, len, "%s/%s is corrupt: %s", dir, spec->file, bad);
             return NULL;
         }
-#endif
         *state = SNAP_OK;
         why[0] = 0;
         return r;
@@ -174,6 +178,10 @@ static struct snap_proc *proc_for(struct snap *s, uint32_t pid)
     return p;
 }
 
+/* A slot's bytes count towards its device's use only while its process
+ * lives (a dead one's are the ledger's to sweep, not a load). */
+static int CC_CONTROL_POINT(slot_counted)(const struct snap_proc *p) { return p->alive; }
+
 static void read_mem(const char *dir, struct snap *s)
 {
     const cc_mem_region_t *r = read_region(dir, &cc_mem_region_spec, snap_check_mem, &s->mem_state,
@@ -215,11 +223,7 @@ static void read_mem(const char *dir, struct snap *s)
             b = b + ov < b ? UINT64_MAX : b + ov;
             p->mem[map[d]] += b;
             p->mem_total += b;
-#ifdef CLI_TEST_COUNT_DEAD /* negative control: dead slots counted */
-            if (1) {
-#else
-            if (p->alive) {
-#endif
+            if (slot_counted(p)) {
                 struct snap_dev *sd = &s->dev[map[d]];
                 sd->mem_used += b; /* a dead slot's bytes are never counted */
                 if (b) sd->nproc++;

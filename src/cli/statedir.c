@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "common/controls.h"
 
 int cli_canon_path(const char *dir, char *out, size_t len)
 {
@@ -58,20 +59,12 @@ const char *cli_system_folder(const char *canon)
     return NULL;
 }
 
-int cli_open_state_dir(const char *dir, int create, unsigned mode, char *canon, size_t len)
+/* The folder at the canonical path, walked from "/" one component at a
+ * time with O_NOFOLLOW (created when create says so). dir, the path as
+ * given, is not opened: the kernel would follow its links. */
+static int CC_CONTROL_POINT(open_walked)(const char *dir, char *path, int create, unsigned mode)
 {
-    char path[2 * PATH_MAX];
-    if (cli_canon_path(dir, canon, len) != 0) {
-        cli_err("cannot resolve %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    if ((size_t)snprintf(path, sizeof path, "%s", canon) >= sizeof path) return -1;
-#ifdef CLI_TEST_FOLLOW_LINKS /* negative control: the kernel resolves the path, links and all */
-    (void)create, (void)mode;
-    int lfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (lfd < 0) cli_err("cannot open %s: %s", dir, strerror(errno));
-    return lfd;
-#endif
+    (void)dir;
     int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         cli_err("cannot open /: %s", strerror(errno));
@@ -114,4 +107,15 @@ int cli_open_state_dir(const char *dir, int create, unsigned mode, char *canon, 
         else break;
     }
     return fd;
+}
+
+int cli_open_state_dir(const char *dir, int create, unsigned mode, char *canon, size_t len)
+{
+    char path[2 * PATH_MAX];
+    if (cli_canon_path(dir, canon, len) != 0) {
+        cli_err("cannot resolve %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if ((size_t)snprintf(path, sizeof path, "%s", canon) >= sizeof path) return -1;
+    return open_walked(dir, path, create, mode);
 }

@@ -1,7 +1,8 @@
-/* The negative controls: every test-only switch, the production files
- * whose mechanism it removes, and the tests that must fail with it
- * (WILL_FAIL in tests/, the proof that the test can see the
- * mechanism). No production build defines any of them.
+/* The negative controls: every test-only switch (CC_TEST_*, CC_ML_TEST_*,
+ * and the cudacap command's CLI_TEST_*), the production files whose
+ * mechanism it removes, and the tests that must fail with it (WILL_FAIL in
+ * tests/, the proof that the test can see the mechanism). No production
+ * build defines any of them.
  *
  * Where a control lives (docs/design.md, "Negative controls"): production
  * code names the mechanism a control removes as a function of its own, a
@@ -12,30 +13,27 @@
  * macro below puts around the name keep the definition out of that macro,
  * so only the calls are redirected; a production build compiles the same
  * code as without it (a static function called once is inlined). The
- * control libraries compile the wrapper in the place of the source
- * (tests/memory.cmake, cc_control_reach). Files not yet moved still hold
- * an #ifdef of the switch (CC_CONTROL_BRANCHES lists them).
+ * control libraries and executables, and the command's variants, compile
+ * the wrapper in the place of the source (tests/memory.cmake and
+ * tests/cli.cmake, cc_control_reach); a header's inline control points are
+ * redirected by a wrapper header that the tests compiling it include
+ * (tests/controls/bucket.h). No production file holds an #ifdef of a
+ * switch.
  *
  * This list is checked, not just read: scripts/check_controls.sh (ctest
  * layers.controls, and .ci/run) fails when a switch appears in src/ or
- * tests/controls/ without a row, when a row names a file that neither
- * holds it nor has a wrapper for it, when a wrapper redirects a name that
- * is not a control point of its file, when a file with a branch is not in
- * CC_CONTROL_BRANCHES, or when a row's test is not registered WILL_FAIL. A
- * new control is one row here, one control point in the named file, its
- * version in the file's wrapper, and a WILL_FAIL test.
+ * tests/controls/ without a row, when a row names a file that has no
+ * control point a wrapper redirects under it, when a wrapper redirects a
+ * name that is not a control point of its file, when a production file
+ * holds a branch of a switch, or when a row's test is not registered
+ * WILL_FAIL. A new control is one row here, one control point in the named
+ * file, its version in the file's wrapper, and a WILL_FAIL test.
  *
  * X(SWITCH, "files under src/ (space separated)", "ctest names (space separated)") */
 #ifndef CC_COMMON_CONTROLS_H
 #define CC_COMMON_CONTROLS_H
 
 #define CC_CONTROL_POINT(name) (name)
-
-/* The production files that still hold #ifdef branches of switches, at
- * most three: bucket.h's admission is inline, compiled into the bucket's
- * own tests (tests/compute_bucket.c, compute_controller.c) with the switch;
- * config.c and compute_setup.c are to move to control points. */
-#define CC_CONTROL_BRANCHES "cap/compute/bucket.h cap/compute/compute_setup.c cap/config.c"
 
 #define CC_CONTROLS(X)                                                                                                 \
     /* memory */                                                                                                       \
@@ -83,7 +81,7 @@
     X(CC_TEST_NO_DEVICE_QUERY, "cap/compute/nvml_sample.c", "compute.watcher.cheap.control")                           \
     X(CC_TEST_EMPTY_IS_IDLE, "cap/compute/nvml_sample.c", "compute.nvmlperiod.control")                                \
     /* compute: controller */                                                                                          \
-    X(CC_TEST_FIRST_CONTROLLER, "cap/compute/controller.c cap/compute/bucket.h", "compute.controller.noisy.control")   \
+    X(CC_TEST_FIRST_CONTROLLER, "cap/compute/controller.c", "compute.controller.noisy.control")                        \
     X(CC_TEST_IDLE_FROZEN, "cap/compute/controller.c", "compute.controller.idle.control")                              \
     X(CC_TEST_STRADDLE_READ, "cap/compute/controller.c cap/compute/elastic.c",                                         \
       "compute.controller.contended.control compute.elastic.unit.straddle_control")                                    \
@@ -104,6 +102,24 @@
     X(CC_TEST_SEED_YIELD, "cap/compute/elastic.c", "compute.elastic.bursts.control")                                   \
     X(CC_TEST_NO_SAT_ARRIVAL, "cap/compute/elastic.c",                                                                 \
       "compute.elastic.bursts.h200.control compute.elastic.guard.control compute.elastic.unit.sat_control")            \
-    X(CC_TEST_GUARD_JUMP, "cap/compute/elastic.c", "compute.elastic.unit.guard_jump_control")
+    X(CC_TEST_GUARD_JUMP, "cap/compute/elastic.c", "compute.elastic.unit.guard_jump_control")                       \
+    /* the cudacap command (variants built by tests/cli.cmake, cc_cli_variant) */                                      \
+    X(CLI_TEST_COUNT_DEAD, "cli/snapshot.c", "cli.status.dead.negative_control")                                       \
+    X(CLI_TEST_NO_VALIDATE, "cli/snapshot.c", "cli.status.corrupt.negative_control")                                   \
+    X(CLI_TEST_BLOCKING_OPEN, "region/peek.c", "cli.status.unusable.negative_control")                                 \
+    X(CLI_TEST_MMAP_PEEK, "region/peek.c", "cli.status.truncate.negative_control")                                     \
+    X(CLI_TEST_FOLLOW_LINKS, "cli/statedir.c", "cli.prepare.paths.negative_control")                                   \
+    X(CLI_TEST_NO_PROC_SCAN, "cli/liveness.c", "cli.prepare.live.negative_control")                                    \
+    X(CLI_TEST_NO_LIVE_BYTES, "cli/liveness.c", "cli.prepare.livebytes.negative_control")                              \
+    X(CLI_TEST_NO_EVICT, "cli/httpd.c", "cli.metrics.stall.negative_control")                                          \
+    X(CLI_TEST_NO_WINDOW_UPDATE, "cli/podres.c", "cli.podres.negative_control")
+
+/* Test hooks: switches that add what a test needs to its build (a pause at
+ * a known point), not controls: their tests, the real ones included, pass
+ * with them. Held like controls (a control point and a wrapper), checked
+ * the same way but for WILL_FAIL.
+ * X(SWITCH, "files under src/", "ctest names that run a build with it") */
+#define CC_TEST_HOOKS(X)                                                                                               \
+    X(CLI_TEST_PEEK_PAUSE, "region/peek.c", "cli.status.truncate cli.status.truncate.negative_control")
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/controls.h"
 #include "os/os.h"
 
 static const char *kind_of(mode_t m)
@@ -17,33 +18,17 @@ static const char *kind_of(mode_t m)
          : S_ISLNK(m) ? "a symbolic link" : "not a plain file";
 }
 
-#ifdef CLI_TEST_BLOCKING_OPEN
-/* Negative control: the open without O_NONBLOCK (a FIFO blocks it), then
- * the same checks as cc_os_open_regular. */
-static int blocking_open(const char *path, struct stat *st, int *at)
+/* A state file opened for reading: O_NONBLOCK (os/os.h), since opening a
+ * FIFO would wait for a writer; *at says how far it got. */
+static int CC_CONTROL_POINT(open_state)(const char *path, struct stat *st, int *at)
 {
-    *at = CC_OS_AT_OPEN;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return -1;
-    *at = CC_OS_AT_FSTAT;
-    if (cc_os_fstat(fd, st) == 0) {
-        *at = CC_OS_AT_TYPE;
-        if (S_ISREG(st->st_mode)) return fd;
-    }
-    close(fd);
-    return -1;
+    return cc_os_open_regular(path, O_RDONLY, 0, st, at);
 }
-#endif
 
 int cc_peek_open(const char *path, struct stat *st, char *why, size_t len)
 {
     int at = 0;
-#ifdef CLI_TEST_BLOCKING_OPEN
-    int fd = blocking_open(path, st, &at);
-#else
-    /* O_NONBLOCK (os/os.h): opening a FIFO for reading would wait for a writer. */
-    int fd = cc_os_open_regular(path, O_RDONLY, 0, st, &at);
-#endif
+    int fd = open_state(path, st, &at);
     if (fd < 0 && at == CC_OS_AT_OPEN) {
         int e = errno;
         struct stat l;
@@ -74,35 +59,12 @@ int cc_peek_open(const char *path, struct stat *st, char *why, size_t len)
     return fd;
 }
 
-#ifdef CLI_TEST_PEEK_PAUSE
-/* Test builds only: announce the open file and wait (at most 30 s: a loaded
- * CI machine ran the script past 5 s once) until its
- * size changes, so a test can truncate it at a known point of the read. */
-static void test_pause(int fd, const char *path, off_t size)
+/* The whole file into copy with pread, never through a mapping (a file
+ * truncated meanwhile would raise SIGBUS); returns the bytes read (short
+ * at end of file). path and the size at open: for the tests' pause. */
+static size_t CC_CONTROL_POINT(read_all)(int fd, char *copy, size_t size, const char *path, off_t at_open)
 {
-    fprintf(stderr, "peek: paused %s\n", path);
-    struct stat st;
-    for (int i = 0; i < 3000 && cc_os_fstat(fd, &st) == 0 && st.st_size == size; i++) usleep(10000);
-}
-#endif
-
-/* The whole file into copy; returns the bytes read (short at end of file). */
-static size_t read_all(int fd, char *copy, size_t size, const char *path, off_t at_open)
-{
-#ifdef CLI_TEST_MMAP_PEEK /* negative control: read through a shared mapping */
-    void *m = cc_os_map_shared(NULL, size, fd, 0);
-    if (!m) return 0;
-#ifdef CLI_TEST_PEEK_PAUSE
-    test_pause(fd, path, at_open);
-#endif
-    memcpy(copy, m, size); /* SIGBUS past a truncated end */
-    cc_os_unmap(m, size);
-    return size;
-#else
     (void)path, (void)at_open;
-#ifdef CLI_TEST_PEEK_PAUSE
-    test_pause(fd, path, at_open);
-#endif
     size_t got = 0;
     while (got < size) {
         ssize_t r = pread(fd, copy + got, size - got, (off_t)got);
@@ -111,7 +73,6 @@ static size_t read_all(int fd, char *copy, size_t size, const char *path, off_t 
         got += (size_t)r;
     }
     return got;
-#endif
 }
 
 void *cc_region_peek(const char *dir, const struct cc_region_spec *spec, struct cc_peek *res)

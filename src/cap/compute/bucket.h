@@ -6,9 +6,9 @@
 #ifndef CC_CAP_BUCKET_H
 #define CC_CAP_BUCKET_H
 
-#include <sched.h>
 #include <stdint.h>
 
+#include "common/controls.h"
 #include "cudacap/abi_compute_region.h"
 
 /* Largest single charge (10 s): keeps cur - cost far from overflow whatever a
@@ -24,20 +24,11 @@
  * changed the line in between). Relaxed: the bucket publishes no other
  * data. The launch path's admission is floor 0 (cc_bucket_try_take); a
  * step's later launches are admitted against a negative one (bucket.c). */
-static inline int cc_bucket_take_above(int64_t *b, int64_t cost, int64_t floor)
+static inline int CC_CONTROL_POINT(cc_bucket_take_above)(int64_t *b, int64_t cost, int64_t floor)
 {
     if (cost < 0) cost = 0;
     if (cost > CC_BUCKET_MAX_COST) cost = CC_BUCKET_MAX_COST;
     int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
-#ifdef CC_TEST_PLAIN_TAKE /* negative control of tests/compute_bucket.c only */
-    if (cur <= floor) return 0;
-    /* A preemption between load and store, now and then: without it a
-     * loaded machine may never interleave the two (the control passed). */
-    static __thread unsigned n_;
-    if (++n_ % 256 == 0) sched_yield();
-    __atomic_store_n(b, cur - cost, __ATOMIC_RELAXED);
-    return 1;
-#endif
     while (cur > floor) {
         int64_t next = cur - cost < CC_BUCKET_MIN ? CC_BUCKET_MIN : cur - cost;
         if (__atomic_compare_exchange_n(b, &cur, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -62,25 +53,9 @@ int64_t cc_bucket_add(int64_t *b, int64_t delta, int64_t hi);
  * busy container reads 0 % now and then, and every such reading handed it
  * a period of tokens: 47 % at cap 30 on the H200, tests/compute_twocont.c.)
  * Returns the delta applied (<= 0). */
-static inline int64_t cc_bucket_trim_to(int64_t *b, int64_t target)
+static inline int64_t CC_CONTROL_POINT(cc_bucket_trim_to)(int64_t *b, int64_t target)
 {
     int64_t cur = __atomic_load_n(b, __ATOMIC_RELAXED);
-#ifdef CC_TEST_BYPASS_STORE /* negative control: the seed's bug, a store */
-    /* The refill winner preempted between its read and its store (a pause
-     * now and then: the consumers' takes in it are what the store erases; a
-     * few-ns window alone did not interleave on a loaded machine; every
-     * 16th, as a yield on each ran past the test's 60 s under load). */
-    static __thread unsigned n_;
-    if (++n_ % 16 == 0) sched_yield();
-    __atomic_store_n(b, target, __ATOMIC_RELAXED);
-    return target - cur;
-#endif
-#ifdef CC_TEST_FIRST_CONTROLLER /* negative control: the first version raised debt */
-    if (cur < target) {
-        cc_bucket_add(b, target - cur, target);
-        return target - cur;
-    }
-#endif
     if (cur <= target) return 0;
     cc_bucket_add(b, target - cur, INT64_MAX);
     return target - cur;

@@ -20,6 +20,7 @@
 #include "cap/compute/election.h" /* CC_PERIOD_NS */
 #include "cap/compute/gate.h"
 #include "cap/port.h"
+#include "common/controls.h"
 #include "common/fork.h"
 #include "common/log.h"
 #include "common/assert.h"
@@ -133,6 +134,9 @@ void cc_compute_register_slow(void)
     cc_device_unlock();
 }
 
+/* The watcher is to retry the region (cc_compute_rejoin). */
+static void CC_CONTROL_POINT(want_rejoin)(void) { __atomic_store_n(&rejoin_wanted, 1, __ATOMIC_RELAXED); }
+
 static void open_region_locked(void)
 {
     cc_assert_held(cc_device_mu());
@@ -155,10 +159,11 @@ static void open_region_locked(void)
     cc_warn("compute cap: no shared region; this process uses its own bucket (and tries the "
             "region again every second), so until then the container's processes together "
             "may exceed the cap");
-#ifndef CC_TEST_NO_COMPUTE_REJOIN /* negative control: tests/compute_rejoin.c */
-    __atomic_store_n(&rejoin_wanted, 1, __ATOMIC_RELAXED);
-#endif
+    want_rejoin();
 }
+
+/* How far a line may run ahead after idle (CUDACAP_SM_BURST_MS), in ns. */
+static int64_t CC_CONTROL_POINT(burst_ns)(void) { return (int64_t)cc_cfg.sm_burst_ms * 1000000; }
 
 /* A view's pointers into line, its stamp and elastic state; the limits this
  * process runs with into the elastic state, for cudacap status (display:
@@ -172,10 +177,7 @@ static void fill_view(struct cc_compute_view *v, const struct cc_compute_device 
     v->drip.accrued_ns = accrued;
     v->drip.share = &line->share;
     v->drip.capacity = d->capacity;
-    v->drip.burst = (int64_t)cc_cfg.sm_burst_ms * 1000000;
-#ifdef CC_TEST_NO_BURST /* negative control of compute.step.burst: the knob ignored */
-    v->drip.burst = 0;
-#endif
+    v->drip.burst = burst_ns();
     v->drip.pace = pace;
     /* An elastic line's share may reach the soft limit's (bucket.c). */
     v->drip.share_ceiling = d->soft_pm ? (int64_t)(CC_PERIOD_NS * d->soft_pm / 1000) * 5 / 4 : 0;
@@ -201,6 +203,9 @@ static int own_view(struct cc_compute_device *d)
     return 0;
 }
 
+/* A device's soft limit (elastic caps: docs/compute.md), in percent; 0: none. */
+static uint32_t CC_CONTROL_POINT(soft_limit)(int ordinal) { return cc_cfg_sm_soft(ordinal); }
+
 static void setup_locked(struct cc_devrec *rec, int ordinal)
 {
     cc_assert_held(cc_device_mu());
@@ -223,10 +228,7 @@ static void setup_locked(struct cc_devrec *rec, int ordinal)
     d->uuid_known = known;
     open_region_locked();
     d->cap_pm = pct * 10;
-    uint32_t soft = cc_cfg_sm_soft(ordinal);
-#ifdef CC_TEST_NO_ELASTIC /* negative control: the soft limit ignored */
-    soft = 0;
-#endif
+    uint32_t soft = soft_limit(ordinal);
     d->soft_pm = soft > pct && soft <= 100 ? soft * 10 : 0;
     d->nominal = (int64_t)(CC_PERIOD_NS * pct / 100);
     d->capacity = d->nominal + d->nominal / 4;
