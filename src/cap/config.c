@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cap/config_over.h"
 #include "cap/limits.h"
 #include "common/options.h"
 #include "common/log.h"
@@ -261,6 +262,13 @@ void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *), char *co
     memset(cfg, 0, sizeof *cfg);
     seed_places(get, seed_of);
     load_family(cfg, CC_OPT_MEM_LIMIT, get, seed_of, cfg->mem_limit, NULL);
+    { /* oversubscription: resolved against the caps in config_over.c */
+        uint64_t ratio[CC_MAX_DEVICES], sold[CC_MAX_DEVICES];
+        load_family(cfg, CC_OPT_MEM_OVERSUBSCRIBE, get, seed_of, cfg->mem_over, NULL);
+        load_family(cfg, CC_OPT_MEM_RATIO, get, seed_of, ratio, NULL);
+        load_family(cfg, CC_OPT_MEM_OVERSOLD, get, seed_of, sold, NULL);
+        cc_config_over(cfg, ratio, sold, load_one(cfg, CC_OPT_OVERSUBSCRIBE, get) != 0);
+    }
     load_sm(cfg, get, seed_of);
     cfg->sm_burst_ms = (uint32_t)load_one(cfg, CC_OPT_SM_BURST, get);
     check_indices(cfg, envp);
@@ -334,6 +342,7 @@ void cc_config_limits(cc_config_t *cfg, const char *(*get)(const char *))
     memcpy(cfg->mem_limit, mem, sizeof mem);
     memcpy(cfg->sm_limit, sm, sizeof sm);
     memcpy(cfg->sm_soft_limit, soft, sizeof soft);
+    cc_config_over_limits(cfg, &l); /* the file's oversubscription, not the environment's */
     cfg->limits_generation = l.generation;
     cc_info("caps from the limits file %s (generation %llu)", cfg->limits_path,
             (unsigned long long)l.generation);
