@@ -77,6 +77,7 @@ typedef struct cc_mem_region {
      * hold 0 there; a library that predates it never oversubscribes. Counted
      * only while the slot's owner word is set, like used. */
     uint64_t host_used[CC_MEM_DEVS][CC_MEM_SLOTS];
+    uint64_t host_limit[CC_MEM_DEVS]; /* display only (cudacap status): the oversubscription */
 } cc_mem_region_t;
 
 _Static_assert(offsetof(cc_mem_region_t, hdr) == 0, "memory region: header at 0");
@@ -101,6 +102,9 @@ _Static_assert(offsetof(cc_mem_region_t, host_used) ==
                    offsetof(cc_mem_region_t, ctx_size) + 8 * CC_MEM_DEVS,
                "memory region: host_used");
 _Static_assert(offsetof(cc_mem_region_t, host_used) % 64 == 0, "memory region: host_used is line aligned");
+_Static_assert(offsetof(cc_mem_region_t, host_limit) ==
+                   offsetof(cc_mem_region_t, host_used) + 8 * CC_MEM_DEVS * CC_MEM_SLOTS,
+               "memory region: host_limit");
 _Static_assert(sizeof(cc_mem_region_t) <= CC_MEM_FILE_SIZE, "memory region fits its file");
 
 #endif

@@ -235,6 +235,13 @@ uint64_t cc_ml_host_used(int h)
     return l ? sum_host(l, &ml.binds[h], d, slot, 0) : 0;
 }
 
+void cc_ml_set_host_limit(int h, uint64_t over)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (l) __atomic_store_n(&l->r->host_limit[d], over, __ATOMIC_RELAXED);
+}
+
 uint64_t cc_ml_host_own(int h)
 {
     int d, slot;

@@ -12,6 +12,7 @@
 struct cc_mem_device {
     int h;        /* ledger handle (cap/memledger.h), one per device UUID */
     uint64_t cap; /* bytes, > 0 (an uncapped device is never handed out) */
+    uint64_t over; /* bytes allowed beyond cap in host memory (oversubscription); 0 none */
 };
 
 /* Where a record's binding stands (its mem_state; acquire/release: the
