@@ -336,6 +336,22 @@ static void expect(const char *what, const char *out, const char *has, int piece
     CHECK(!has || strstr(out, has), "%s: want \"%s\" in:\n%s", what, has, out);
 }
 
+/* The container's limits file (cap/limits.h) with a 1 GiB cap and, when
+ * over_line, that oversubscription line. */
+static void limits_file(const char *over_line)
+{
+    char text[512], path[4096];
+    int n = snprintf(text, sizeof text, "cudacap-limits 1\ngeneration 1\nmem 1073741824\n%s",
+                     over_line ? over_line : "");
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < n; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
+    snprintf(text + n, sizeof text - (size_t)n, "checksum fnv1a64:%016llx\n", (unsigned long long)h);
+    snprintf(path, sizeof path, "%s/limits", getenv("CUDACAP_STATE_DIR"));
+    FILE *f = fopen(path, "w");
+    CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0, "limits file %s", path);
+    chmod(path, 0644);
+}
+
 static int mode_safety(const char *dir)
 {
     char out[8192];
@@ -367,6 +383,19 @@ static int mode_safety(const char *dir)
     probe(out, sizeof out, noconc);
     expect("no concurrent managed access", out, "no concurrent managed access", 15);
     CHECK(strstr(out, "1024 MiB total"), "total without oversubscription: %s", out);
+    /* A limits file in force: its oversubscription, never the environment's. */
+    const char *envonly[] = {"CUDACAP_MEM_LIMIT", "1g", "CUDACAP_MEM_OVERSUBSCRIBE", "1g",
+                             "CUDACAP_TEST_HOST_ROOT", root, NULL};
+    limits_file(NULL);
+    probe(out, sizeof out, envonly);
+    expect("limits file without mem_over", out, "oversubscription from the environment is ignored", 15);
+    limits_file("mem_over 536870912\n");
+    const char *fileonly[] = {"CUDACAP_TEST_HOST_ROOT", root, NULL};
+    probe(out, sizeof out, fileonly);
+    expect("limits file with mem_over 512 MiB", out, "1536 MiB total", 23);
+    char lp[4096];
+    snprintf(lp, sizeof lp, "%s/limits", getenv("CUDACAP_STATE_DIR"));
+    unlink(lp);
     CHECK_EXIT();
 }
 

@@ -87,6 +87,12 @@ void cli_limits_check(const struct cli_limits *l)
     const cc_limits_t *x = &l->lim;
     if (l->mem && !x->mem_all) cli_usage_error("--mem: 0 is no cap; leave the flag out");
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
+        uint64_t over = x->over_set_dev[i] ? x->over_dev[i] : x->over_all;
+        if (over && !(x->mem_dev[i] ? x->mem_dev[i] : x->mem_all))
+            cli_usage_error("--mem-oversubscribe on device %d needs a memory cap there (--mem or --mem-%d): "
+                            "oversubscription is memory beyond a cap", i, i);
+    }
+    for (int i = 0; i < CC_MAX_DEVICES; i++) {
         uint32_t h = x->sm_dev[i] ? x->sm_dev[i] : x->sm_all;
         uint32_t s = x->soft_dev[i] ? x->soft_dev[i] : x->soft_all;
         const char *sf = x->soft_dev[i] ? "--sm-soft-<i>" : "--sm-soft";
