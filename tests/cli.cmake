@@ -106,6 +106,10 @@ set_property(TEST install.tree APPEND PROPERTY ENVIRONMENT "BUILD=${CMAKE_BINARY
 # A real runtime through the CDI spec (root, podman and runc; else skipped).
 cc_cli_test(cli.cdi.podman cli_cdi_podman.sh)
 set_tests_properties(cli.cdi.podman PROPERTIES RUN_SERIAL FALSE TIMEOUT 120)
+# Its control: the spec without the read-only mount of limits.d: the
+# container can then replace its caps (WILL_FAIL).
+cc_cli_test(cli.cdi.podman.control cli_cdi_podman.sh rw-limits)
+set_tests_properties(cli.cdi.podman.control PROPERTIES TIMEOUT 120 WILL_FAIL TRUE)
 cc_cli_test(cli.metrics.counters cli_metrics_counters.sh)
 cc_cli_test(cli.metrics.node cli_metrics_node.sh)
 cc_cli_test(cli.node cli_node.sh)

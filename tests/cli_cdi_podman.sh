@@ -23,7 +23,10 @@ trap 'rm -f $spec; cleanup_bg' EXIT
 # runc, not crun: crun 1.8 refuses this machine's hybrid cgroup layout
 # ("cgroups in hybrid mode not supported"). The rlimits are lowered: runc
 # cannot set podman's defaults here (EPERM raising RLIMIT_NPROC/NOFILE).
-POD=(podman --root $T/storage --runroot $T/run --storage-driver vfs --runtime runc
+# The runroot under /tmp: podman refuses one longer than 50 characters.
+RUNROOT=/tmp/cc-pod-$(printf %s "$T" | md5sum | cut -c1-12)
+rm -rf "$RUNROOT"
+POD=(podman --root $T/storage --runroot $RUNROOT --storage-driver vfs --runtime runc
      --cgroup-manager cgroupfs --events-backend none)
 RUN=(run --rm --network none --ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
 rootfs=$T/rootfs
@@ -36,6 +39,12 @@ mkdir -p "$SIM"
 
 expect 0 "cdi --output" $C cdi --name job1 --mem 1g --kind $kind --root $R --output $spec
 grep -q '"cdiVersion": "0.3.0"' $spec && ok "spec at 0.3.0" || fail "spec version: $(head -3 $spec)"
+# The control (cli.cdi.podman.control): the limits folder's read-only mount
+# taken out of the spec.
+if [ "${1:-}" = rw-limits ]; then
+  sed -i '\#"/var/run/cudacap/limits.d"#d' $spec
+  grep -q limits.d $spec && { echo "control: the mount is still there"; exit 0; }
+fi
 printf 'stale' > $R/job1/stale.tmp
 expect 0 "podman runs the capped worker" "${POD[@]}" "${RUN[@]}" --device $kind=job1 \
   "${HOST[@]}" -v "$B:$B:ro" -v "$SIM:$SIM" \
@@ -48,6 +57,28 @@ has "allocated 0.75 GiB" "allocations stop under the cap (the context counts, as
 expect 0 "env injected" "${POD[@]}" "${RUN[@]}" --device $kind=job1 "${HOST[@]}" --rootfs $rootfs /bin/sh -c 'echo "P=$LD_PRELOAD S=$CUDACAP_STATE_DIR M=$CUDACAP_MEM_LIMIT"; test -r "$LD_PRELOAD" && echo readable'
 has "P=/usr/local/lib/cudacap/libcudacap.so S=/var/run/cudacap M=1g" "preload, state and cap"
 has "readable" "the library is mounted"
+# The limits folder, read-only inside (root in the container included), and
+# `cudacap set` on the host seen through it by the running container.
+L=/var/run/cudacap/limits.d/limits
+"${POD[@]}" "${RUN[@]}" --device $kind=job1 "${HOST[@]}" --rootfs $rootfs /bin/sh -c "
+  grep -x 'generation 1' $L >/dev/null && echo 'gen 1 inside'
+  touch /var/run/cudacap/limits.d/x 2>/dev/null && echo 'limits.d WRITABLE'
+  rm -f $L 2>/dev/null; mv $L /var/run/cudacap/moved 2>/dev/null
+  [ -f $L ] && echo 'the file stays'
+  mv /var/run/cudacap/limits.d /var/run/cudacap/gone 2>/dev/null || echo 'the folder stays'
+  : > /var/run/cudacap/ready.tmp
+  for i in \$(seq 100); do grep -x 'generation 2' $L >/dev/null && { echo 'gen 2 inside'; break; }; sleep 0.1; done
+  grep -x 'mem 2147483648' $L >/dev/null && echo 'cap 2g inside'" > $T/ro.out 2>&1 &
+pod=$!
+for i in $(seq 100); do [ -e $R/job1/ready.tmp ] && break; sleep 0.1; done
+expect 0 "cudacap set on the host" $C set $R/job1 --mem 2g
+wait $pod; out=$(cat $T/ro.out)
+has "gen 1 inside" "the container reads its limits"
+hasnt "limits.d WRITABLE" "limits.d is read-only inside"
+has "the file stays" "the file cannot be removed or moved inside"
+has "the folder stays" "the folder cannot be moved inside"
+has "gen 2 inside" "the host's set shows through the mount"
+has "cap 2g inside" "the new cap is the container's"
 # The control: the same spec declared 0.6.0 is what podman 4.3.1 rejected.
 spec6=/var/run/cdi/cudacap-test6-$$.json
 trap 'rm -f $spec $spec6; cleanup_bg' EXIT

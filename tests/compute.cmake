@@ -3,6 +3,8 @@
 # -D switch that removes the mechanism, run with WILL_FAIL so a control that
 # stops failing turns the suite red.
 set(CC_CAP_SRC ${CMAKE_SOURCE_DIR}/src/cap/compute)
+# The controls' wrappers (src/common/controls.h), compiled in the place of their sources.
+set(CC_CTL ${CMAKE_SOURCE_DIR}/tests/controls)
 
 function(cc_compute_test name src)
   cc_test_exe(${name} ${src})
@@ -10,9 +12,10 @@ function(cc_compute_test name src)
   target_link_libraries(${name} PRIVATE cudacap_core pthread)
 endfunction()
 
-# name: the control exe; define: the switch; sources: the library files the
-# switch lives in, compiled into the control itself (they take precedence
-# over cudacap_core's copies).
+# name: the control exe; define: the switch; sources: the wrappers
+# (tests/controls/, CC_CTL) of the library files whose mechanism the switch
+# removes, or the files that still hold it, compiled into the control itself
+# (they take precedence over cudacap_core's copies).
 function(cc_compute_control name src define)
   cc_test_exe(${name} ${src} ${ARGN})
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/src)
@@ -30,7 +33,7 @@ add_test(NAME compute.bucket.bypass.control COMMAND compute_bucket_store bypass)
 # Who waits (pacing or lumps, bucket.c). Control: never lumps.
 add_test(NAME compute.bucket.pace COMMAND compute_bucket pace)
 cc_compute_control(compute_bucket_nodetect compute_bucket.c CC_TEST_NO_PACE_DETECT
-                   ${CC_CAP_SRC}/bucket.c)
+                   ${CC_CTL}/bucket.c)
 add_test(NAME compute.bucket.pace.control COMMAND compute_bucket_nodetect pace)
 set_tests_properties(compute.bucket.pace.control PROPERTIES WILL_FAIL TRUE)
 set_tests_properties(compute.bucket.pace compute.bucket.pace.control PROPERTIES
@@ -40,13 +43,13 @@ cc_compute_test(compute_election compute_election.c)
 foreach(c election death stall slow)
   add_test(NAME compute.election.${c} COMMAND compute_election ${c})
 endforeach()
-cc_compute_control(compute_election_nocas compute_election.c CC_TEST_NO_CAS ${CC_CAP_SRC}/election.c)
+cc_compute_control(compute_election_nocas compute_election.c CC_TEST_NO_CAS ${CC_CTL}/election.c)
 add_test(NAME compute.election.election.control COMMAND compute_election_nocas election)
 cc_compute_control(compute_election_noforget compute_election.c CC_TEST_NO_FORGET
-                   ${CC_CAP_SRC}/sampling_lock.c)
+                   ${CC_CTL}/sampling_lock.c)
 add_test(NAME compute.election.death.control COMMAND compute_election_noforget death)
 cc_compute_control(compute_election_fixed compute_election.c CC_TEST_FIXED_CADENCE
-                   ${CC_CAP_SRC}/election.c)
+                   ${CC_CTL}/election.c)
 add_test(NAME compute.election.slow.control COMMAND compute_election_fixed slow)
 
 cc_compute_test(compute_controller compute_controller.c)
@@ -55,7 +58,7 @@ add_test(NAME compute.controller.aimd COMMAND compute_controller aimd)
 # Idle: a wound-up share goes back to nominal. Control: share frozen.
 add_test(NAME compute.controller.idle COMMAND compute_controller idle)
 cc_compute_control(compute_controller_frozen compute_controller.c CC_TEST_IDLE_FROZEN
-                   ${CC_CAP_SRC}/controller.c)
+                   ${CC_CTL}/controller.c)
 add_test(NAME compute.controller.idle.control COMMAND compute_controller_frozen idle)
 cc_compute_control(compute_controller_private compute_controller.c CC_TEST_PRIVATE_STATE)
 add_test(NAME compute.controller.aimd.control COMMAND compute_controller_private aimd)
@@ -63,19 +66,19 @@ add_test(NAME compute.controller.aimd.control COMMAND compute_controller_private
 # auto controller (guarded AIMD cut, symmetric exclusivity debounce).
 add_test(NAME compute.controller.noisy COMMAND compute_controller noisy)
 cc_compute_control(compute_controller_first compute_controller.c CC_TEST_FIRST_CONTROLLER
-                   ${CC_CAP_SRC}/controller.c)
+                   ${CC_CTL}/controller.c)
 add_test(NAME compute.controller.noisy.control COMMAND compute_controller_first noisy)
 # After an elastic yield: the shared gain at once. Control: the alone gain
 # until the controller's own debounce sees others.
 add_test(NAME compute.controller.contended COMMAND compute_controller contended)
 cc_compute_control(compute_controller_straddle compute_controller.c CC_TEST_STRADDLE_READ
-                   ${CC_CAP_SRC}/controller.c)
+                   ${CC_CTL}/controller.c)
 add_test(NAME compute.controller.contended.control COMMAND compute_controller_straddle contended)
 
 cc_compute_test(compute_lock compute_lock.c)
 add_test(NAME compute.lock.exclusive COMMAND compute_lock exclusive)
 add_test(NAME compute.lock.fork COMMAND compute_lock fork)
-cc_compute_control(compute_lock_noforget compute_lock.c CC_TEST_NO_FORGET ${CC_CAP_SRC}/sampling_lock.c)
+cc_compute_control(compute_lock_noforget compute_lock.c CC_TEST_NO_FORGET ${CC_CTL}/sampling_lock.c)
 add_test(NAME compute.lock.fork.control COMMAND compute_lock_noforget fork)
 
 set_tests_properties(compute.bucket.deductions.control compute.bucket.bypass.control
@@ -277,7 +280,7 @@ cc_preload_control(compute.idle.control compute_idle cudacap_sample_idle CC_TEST
 cc_compute_test(compute_forged compute_forged.c)
 add_test(NAME compute.forged COMMAND compute_forged ${CMAKE_BINARY_DIR}/state/compute.forged)
 cc_compute_control(compute_forged_noclamp compute_forged.c CC_TEST_NO_CLAMP
-                   ${CC_CAP_SRC}/bucket.c ${CC_CAP_SRC}/election.c)
+                   ${CC_CTL}/bucket.c ${CC_CTL}/election.c)
 add_test(NAME compute.forged.control COMMAND compute_forged_noclamp
          ${CMAKE_BINARY_DIR}/state/compute.forged.nc)
 set_tests_properties(compute.forged.control PROPERTIES WILL_FAIL TRUE)
@@ -376,7 +379,7 @@ foreach(c noyield:control:CC_TEST_NO_YIELD nosat:sat_control:CC_TEST_NO_SAT_ARRI
   list(GET c 0 exe)
   list(GET c 1 name)
   list(GET c 2 macro)
-  cc_compute_control(compute_elastic_unit_${exe} compute_elastic_unit.c ${macro} ${CC_CAP_SRC}/elastic.c)
+  cc_compute_control(compute_elastic_unit_${exe} compute_elastic_unit.c ${macro} ${CC_CTL}/elastic.c)
   add_test(NAME compute.elastic.unit.${name} COMMAND compute_elastic_unit_${exe})
   set_tests_properties(compute.elastic.unit.${name} PROPERTIES WILL_FAIL TRUE LABELS "compute;elastic"
                        TIMEOUT 60)

@@ -28,5 +28,5 @@ has "taken from the container's init process" "where the cap came from is said"
 "$CLI" prepare "$T/b" --mem 1g >/dev/null || fail "prepare"
 ns CUDACAP_STATE_DIR="$T/b" -- hold --mib 0 --seconds 0
 [ "$(total)" = $G ] && ok "the init's state folder gives the limits file's cap" || fail "init folder: $out"
-has "caps from the limits file $T/b/limits" "the limits file is named"
+has "caps from the limits file $T/b/limits.d/limits" "the limits file is named"
 finish

@@ -55,7 +55,12 @@ if [ "$CONTROL" != 1 ]; then
 fi
 driver=${DEPLOY_IMAGE_DRIVER:-overlay}
 [ "$(stat -f -c %T "$CACHE")" = overlayfs ] && driver=vfs
-POD=(podman --root "$S/storage" --runroot "$S/run" --storage-driver $driver --runtime runc
+# podman refuses a runroot longer than 50 characters (CI's checkout is under
+# a longer path than ours): the runroot, which holds only this run's locks
+# and mounts, lives under /tmp, named by a hash of the storage folder.
+RUNROOT=/tmp/cc-pod-$(printf %s "$S" | md5sum | cut -c1-12)
+if [ "$CONTROL" != 1 ]; then rm -rf "$RUNROOT"; fi
+POD=(podman --root "$S/storage" --runroot "$RUNROOT" --storage-driver $driver --runtime runc
      --cgroup-manager cgroupfs --events-backend none)
 LIM=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096)
 name=cudacap-exporter-$$

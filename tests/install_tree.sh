@@ -13,7 +13,7 @@ L=$(cd "$P" && ls -d lib*/cudacap lib/*/cudacap 2>/dev/null | head -1)
 [ "$(readlink "$P/$L/libcudacap.so")" = "libcudacap.so.${V%%.*}" ] && ok "plain-name link" || fail "plain-name link"
 soname=$(objdump -p "$P/$L/libcudacap.so.$V" | awk '$1 == "SONAME" {print $2}')
 [ "$soname" = "libcudacap.so.${V%%.*}" ] && ok "soname $soname" || fail "soname '$soname'"
-for m in cudacap cudacap-run cudacap-prepare cudacap-status cudacap-metrics cudacap-cdi cudacap-doctor; do
+for m in cudacap cudacap-run cudacap-prepare cudacap-set cudacap-status cudacap-metrics cudacap-cdi cudacap-doctor; do
   f=$P/share/man/man1/$m.1.gz
   [ -s "$f" ] && zcat "$f" | grep -q '^\.TH ' && ok "man $m" || fail "man page $m"
 done
@@ -24,6 +24,8 @@ B=$P/share/bash-completion/completions/cudacap
 out=$(bash -c ". '$B' && complete -p cudacap" 2>&1); has "_cudacap" "bash completion loads"
 out=$(bash -c ". '$B'; COMP_WORDS=(cudacap st); COMP_CWORD=1; _cudacap; echo \${COMPREPLY[*]}" 2>&1)
 has "status" "completes commands"
+out=$(bash -c ". '$B'; COMP_WORDS=(cudacap set --d); COMP_CWORD=2; _cudacap; echo \${COMPREPLY[*]}" 2>&1)
+has "--dry-run" "completes set's options"
 grep -q 'MIT License' "$P/share/doc/cudacap/LICENSE" && ok "LICENSE" || fail "no LICENSE"
 [ -f "$P/include/cudacap/cudacap.h" ] && ok "public header" || fail "no include/cudacap/cudacap.h"
 R=$P/var/lib/cudacap/containers

@@ -29,8 +29,34 @@ cc_limits_test(config.strict config_seed.sh strict "")
 cc_limits_test(config.strict.control config_seed.sh strict cudacap_strictopen CC_TEST_STRICT_OPEN)
 cc_limits_test(config.limits.file config_limits.sh file "")
 cc_limits_test(config.limits.file.control config_limits.sh file cudacap_envwins CC_TEST_ENV_OVER_LIMITS)
+cc_limits_test(config.limits.set config_limits.sh set "")
+cc_limits_test(config.limits.faults config_limits.sh faults "")
+cc_limits_test(config.limits.faults.control config_limits.sh faults cudacap_trustlimits CC_TEST_TRUST_BAD_LIMITS)
 cc_limits_test(config.limits.bad config_limits.sh bad "")
 cc_limits_test(config.limits.bad.control config_limits.sh bad cudacap_trustlimits CC_TEST_TRUST_BAD_LIMITS)
 cc_limits_test(config.initenv config_initenv.sh - "")
 cc_limits_test(config.initenv.control config_initenv.sh - cudacap_noinitenv CC_TEST_NO_INIT_ENV)
 set_tests_properties(config.initenv config.initenv.control PROPERTIES SKIP_RETURN_CODE 77)
+
+# Caps changed while the container runs (cudacap set): memory at the next
+# allocation (raised, lowered below use), SM within a period. Control: the
+# library reads its caps once (CC_TEST_NO_LIVE).
+cc_sim_client(config_live config_live.c)
+foreach(mode mem sm)
+  cc_add_preloaded_test(config.live.${mode} config_live ${mode})
+  cc_add_preloaded_test(config.live.${mode}.control config_live ${mode})
+  cc_preload_env(env config.live.${mode}.control)
+  string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/cudacap_nolive/libcudacap.so"
+         pre "${CUDACAP_PRELOAD}")
+  list(FILTER env EXCLUDE REGEX "^LD_PRELOAD=")
+  set_tests_properties(config.live.${mode}.control PROPERTIES WILL_FAIL TRUE
+                       ENVIRONMENT "${env};LD_PRELOAD=${pre};CLI=${CUDACAP_BIN_DIR}/cudacap")
+  set_property(TEST config.live.${mode} APPEND PROPERTY ENVIRONMENT "CLI=${CUDACAP_BIN_DIR}/cudacap")
+  # concurrency: the TSan suite runs them (the watcher applies the SM caps
+  # while launches read them).
+  set_property(TEST config.live.${mode} config.live.${mode}.control APPEND PROPERTY LABELS limits concurrency)
+endforeach()
+if(NOT TARGET cudacap_nolive)
+  cc_memory_control_lib(cudacap_nolive CC_TEST_NO_LIVE)
+endif()
+add_dependencies(config_live cudacap_nolive)

@@ -346,7 +346,9 @@ static void limits_file(const char *over_line)
     uint64_t h = 1469598103934665603ull;
     for (int i = 0; i < n; i++) h = (h ^ (unsigned char)text[i]) * 1099511628211ull;
     snprintf(text + n, sizeof text - (size_t)n, "checksum fnv1a64:%016llx\n", (unsigned long long)h);
-    snprintf(path, sizeof path, "%s/limits", getenv("CUDACAP_STATE_DIR"));
+    snprintf(path, sizeof path, "%s/limits.d", getenv("CUDACAP_STATE_DIR")); /* cap/limits.h */
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/limits.d/limits", getenv("CUDACAP_STATE_DIR"));
     FILE *f = fopen(path, "w");
     CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0, "limits file %s", path);
     chmod(path, 0644);
@@ -394,7 +396,7 @@ static int mode_safety(const char *dir)
     probe(out, sizeof out, fileonly);
     expect("limits file with mem_over 512 MiB", out, "1536 MiB total", 23);
     char lp[4096];
-    snprintf(lp, sizeof lp, "%s/limits", getenv("CUDACAP_STATE_DIR"));
+    snprintf(lp, sizeof lp, "%s/limits.d/limits", getenv("CUDACAP_STATE_DIR"));
     unlink(lp);
     CHECK_EXIT();
 }

@@ -61,7 +61,14 @@ typedef struct cc_mem_region {
                                    * only: the sum scans every slot */
     uint32_t generation;          /* new nonzero value at every (re)build; a futex word:
                                    * live processes wait on it and re-publish */
-    uint64_t pad1[5];             /* the header and hw fill one cache line */
+    /* Bumped by `cudacap set` after it replaced the limits file: processes
+     * compare it on their allocation path (one relaxed load) and read the
+     * file again when it moved. Any value may be written by anyone: it only
+     * makes a process look at the file, which alone says the caps.
+     * Appended in layout 3 without a bump (old files hold 0 here). */
+    uint32_t limits_gen;
+    uint32_t pad0;
+    uint64_t pad1[4];             /* the header and hw fill one cache line */
     cc_mem_dev_t dev[CC_MEM_DEVS];
     cc_mem_proc_t proc[CC_MEM_SLOTS];
     /* Per device, per slot, contiguous so that summing a device over the
@@ -83,6 +90,7 @@ typedef struct cc_mem_region {
 _Static_assert(offsetof(cc_mem_region_t, hdr) == 0, "memory region: header at 0");
 _Static_assert(offsetof(cc_mem_region_t, slots_hw) == 16, "memory region: slots_hw");
 _Static_assert(offsetof(cc_mem_region_t, generation) == 20, "memory region: generation");
+_Static_assert(offsetof(cc_mem_region_t, limits_gen) == 24, "memory region: limits_gen");
 _Static_assert(offsetof(cc_mem_region_t, dev) == 64, "memory region: dev");
 _Static_assert(sizeof(cc_mem_dev_t) == 64, "memory region: device entry is one cache line");
 _Static_assert(offsetof(cc_mem_dev_t, key) == 0 && offsetof(cc_mem_dev_t, limit) == 8 &&

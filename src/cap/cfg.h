@@ -8,12 +8,31 @@
 
 extern cc_config_t cc_cfg;
 
+/* The caps of device `ordinal`, as they stand now. The limits file may
+ * change them while the process runs (cap/live.c stores them, relaxed): a
+ * reader sees the old value or the new one. Out of range: 0 (no cap). */
+static inline uint64_t cc_cfg_mem_cap(int ordinal)
+{
+    if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return 0;
+    return __atomic_load_n(&cc_cfg.mem_limit[ordinal], __ATOMIC_RELAXED);
+}
+static inline uint32_t cc_cfg_sm(int ordinal)
+{
+    if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return 0;
+    return __atomic_load_n(&cc_cfg.sm_limit[ordinal], __ATOMIC_RELAXED);
+}
+static inline uint32_t cc_cfg_sm_soft(int ordinal)
+{
+    if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return 0;
+    return __atomic_load_n(&cc_cfg.sm_soft_limit[ordinal], __ATOMIC_RELAXED);
+}
+
 /* Whether device `ordinal` has an SM cap: the one place this is decided
  * (the loader stores 100 % and above as 0, "no cap"). */
 static inline int cc_cfg_sm_capped(int ordinal)
 {
-    return ordinal >= 0 && ordinal < CC_MAX_DEVICES && cc_cfg.sm_limit[ordinal] > 0 &&
-           cc_cfg.sm_limit[ordinal] < 100;
+    uint32_t v = cc_cfg_sm(ordinal);
+    return v > 0 && v < 100;
 }
 
 #endif

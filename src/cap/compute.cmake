@@ -17,4 +17,5 @@ set(CC_COMPUTE_SOURCES
   cap/compute/nvml_sample.c
   cap/compute/refill.c
   cap/compute/watcher.c
+  cap/compute/compute_live.c
 )

@@ -167,27 +167,39 @@ int cc_limits_format(const cc_limits_t *l, char *buf, size_t len)
 
 int cc_limits_read(const char *dir, cc_limits_t *out, char *why, size_t wlen)
 {
-    char path[CC_PATH_MAX + 16];
-    struct stat st;
+    char path[CC_PATH_MAX + 32];
+    struct stat st, ls;
     int at = 0;
     if (!dir || !dir[0]) return 0;
-    snprintf(path, sizeof path, "%s/%s", dir, CC_LIMITS_FILE);
-    int fd = cc_os_open_regular(path, O_RDONLY, 0, &st, &at);
+    snprintf(path, sizeof path, "%s/%s", dir, CC_LIMITS_DIR);
+    int dfd = cc_os_open_dir(path);
+    if (dfd < 0) {
+        int e = errno;
+        /* No folder (or no state folder): no file. Anything else by that
+         * name (a link, a file, a FIFO) is a limits folder we cannot trust;
+         * a failed open (EIO, EMFILE) of a name that is not there, none. */
+        if (e == ENOENT || cc_os_lstat(path, &ls) != 0) return 0;
+        if (S_ISLNK(ls.st_mode)) return WHY("%s is a symbolic link (never followed)", CC_LIMITS_DIR);
+        if (!S_ISDIR(ls.st_mode)) return WHY("%s is not a folder", CC_LIMITS_DIR);
+        return WHY("%s cannot be opened: %s", CC_LIMITS_DIR, strerror(e));
+    }
+    int fd = cc_os_open_regular_at(dfd, CC_LIMITS_NAME, O_RDONLY, 0, &st, &at);
     if (fd < 0) {
         int e = errno;
-        struct stat ls;
-        if (at == CC_OS_AT_OPEN && (e == ENOENT || e == ENOTDIR)) return 0; /* no folder, or none to have it */
         /* An open that failed otherwise (EIO, EMFILE...) on a name that is
          * not there is no file either; on one that is, it is a file we
          * cannot trust. */
-        if (at == CC_OS_AT_OPEN && e != ELOOP && cc_os_lstat(path, &ls) != 0 &&
-            (errno == ENOENT || errno == ENOTDIR))
-            return 0;
+        int gone = at == CC_OS_AT_OPEN && (e == ENOENT || e == ENOTDIR ||
+                   (e != ELOOP && cc_os_lstat(strcat(path, "/" CC_LIMITS_NAME), &ls) != 0 &&
+                    errno == ENOENT));
+        close(dfd);
+        if (gone) return 0;
         errno = e;
         if (at == CC_OS_AT_TYPE) return WHY("not a plain file (a FIFO, a device or a folder)");
         if (at == CC_OS_AT_OPEN && errno == ELOOP) return WHY("a symbolic link (never followed)");
         return WHY("cannot be opened: %s", strerror(errno));
     }
+    close(dfd);
     char buf[CC_LIMITS_MAX + 1];
     ssize_t n = -1;
     if (st.st_size > CC_LIMITS_MAX) errno = EFBIG;

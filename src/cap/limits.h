@@ -1,7 +1,11 @@
 /* The container's limits file (docs/configuration.md, "The limits file"):
- * STATE_DIR/limits, written by the node (cudacap prepare, run, cdi, set) as
- * root and mounted read-only, the one source of a container's caps when
- * present. Text, one "key value" per line:
+ * STATE_DIR/limits.d/limits, written by the node (cudacap prepare, run,
+ * cdi, set) as root, the one source of a container's caps when present. It
+ * has a folder of its own so that a container runtime can mount that folder
+ * read-only over the writable state folder (the CDI spec does): the
+ * container cannot replace the file, and a new file renamed in by `cudacap
+ * set` still shows through the mount (a mount of the file itself would pin
+ * the old one). Text, one "key value" per line:
  *
  *   cudacap-limits 1                 the format and its version (first line)
  *   generation N                     bumped by every change (cudacap set)
@@ -25,7 +29,9 @@
 
 #include "cudacap/config.h"
 
-#define CC_LIMITS_FILE "limits"
+#define CC_LIMITS_DIR "limits.d" /* in the state folder */
+#define CC_LIMITS_NAME "limits"  /* in CC_LIMITS_DIR */
+#define CC_LIMITS_FILE CC_LIMITS_DIR "/" CC_LIMITS_NAME
 #define CC_LIMITS_VERSION 1
 #define CC_LIMITS_MAX 4096 /* bytes: a larger file is refused */
 
@@ -58,9 +64,9 @@ int cc_limits_parse(const char *text, size_t len, cc_limits_t *out, char *why, s
  * -1 if len is too small. */
 int cc_limits_format(const cc_limits_t *l, char *buf, size_t len);
 
-/* Reads dir/limits through the OS layer (no link followed, a FIFO never
- * blocks): 1 and *out when good, 0 when there is none, -1 with why when it
- * is there but cannot be trusted. */
+/* Reads dir/limits.d/limits through the OS layer (no link followed, the
+ * folder's or the file's; a FIFO never blocks): 1 and *out when good, 0
+ * when there is none, -1 with why when it is there but cannot be trusted. */
 int cc_limits_read(const char *dir, cc_limits_t *out, char *why, size_t wlen);
 
 #endif

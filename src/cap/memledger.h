@@ -30,6 +30,15 @@ void cc_ml_count_config_errors(const char *state_dir, unsigned errors, int refus
  * uncapped). Attaches first if needed. */
 int cc_ml_device(const char *state_dir, const char *uuid, uint64_t limit);
 
+/* A new cap for handle h (the limits file changed: cap/live.c): the clamp
+ * of other slots' counts, and the limit shown in the region (UINT64_MAX:
+ * removed, shown as none). */
+void cc_ml_set_cap(int h, uint64_t cap);
+
+/* The limits generation word (abi_mem_region.h, limits_gen) of the region
+ * handle h counts in; 0 for a private ledger. Two loads. */
+uint32_t cc_ml_limits_gen(int h);
+
 /* Reserves bytes on device handle h if the container's use stays <= cap
  * (cap 0: no cap, always succeeds). Exact across processes (see the proof
  * in cap/mem/ledger_reserve.c). Returns 0, or -1 with nothing changed.

@@ -93,6 +93,7 @@ int cli_remove_tree(const char *dir);
 
 /* Subcommands: each returns the process exit status. */
 int cmd_run(int argc, char **argv);
+int cmd_set(int argc, char **argv);
 int cmd_prepare(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_top(int argc, char **argv);

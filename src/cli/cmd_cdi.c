@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/limits_cli.h"
 #include "cli/render.h"
 
 #define CTR_STATE "/var/run/cudacap"
@@ -27,7 +28,8 @@ static void usage(FILE *f)
           "KIND=NAME, e.g. --device cudacap.io/cap=job1), each injecting\n"
           "  LD_PRELOAD=" CTR_LIB " (the library, bind-mounted read-only),\n"
           "  CUDACAP_MEM_LIMIT / CUDACAP_SM_LIMIT / CUDACAP_SM_SOFT_LIMIT (when given),\n"
-          "  CUDACAP_STATE_DIR=" CTR_STATE " (ROOT/NAME bind-mounted there), and\n"
+          "  CUDACAP_STATE_DIR=" CTR_STATE " (ROOT/NAME bind-mounted there, its\n"
+          "  limits.d folder read-only over it), and\n"
           "  a createRuntime hook running 'cudacap prepare ROOT/NAME' before each start.\n"
           "\n"
           "  --name NAME          device and state folder name (letters, digits, _ . -;\n"
@@ -38,7 +40,8 @@ static void usage(FILE *f)
           "  --lib PATH           the library on the host (default: as for cudacap run)\n"
           "  --kind VENDOR/CLASS  CDI kind, default cudacap.io/cap\n"
           "  --output FILE        write FILE (e.g. /etc/cdi/cudacap.json) and create the\n"
-          "                       missing state folders (CDI bind mounts need them)\n"
+          "                       missing state folders and their limits.d (CDI bind\n"
+          "                       mounts need them)\n"
           "\n"
           "The cdiVersion is the lowest the content needs (runtimes reject versions they\n"
           "do not know): 0.3.0, or 0.5.0 for a NAME starting with a digit, 0.6.0 for a\n"
@@ -127,6 +130,15 @@ static void emit(FILE *f, const char *kind, char **names, int n, const char *mem
         json_str(f, dir);
         fputs(", \"containerPath\": \"" CTR_STATE "\", \"options\": [\"rw\", \"bind\", \"nosuid\", "
               "\"nodev\", \"noexec\"]},\n          {\"hostPath\": ", f);
+        /* The limits folder read-only over the writable state folder (after
+         * it: mounts are made in order): the container, root in it
+         * included, cannot replace its caps; cudacap set's new file shows
+         * through (cap/limits.h). */
+        char ld[PATH_MAX + 300];
+        snprintf(ld, sizeof ld, "%s/" CC_LIMITS_DIR, dir);
+        json_str(f, ld);
+        fputs(", \"containerPath\": \"" CTR_STATE "/" CC_LIMITS_DIR "\", \"options\": [\"ro\", \"bind\", "
+              "\"nosuid\", \"nodev\", \"noexec\"]},\n          {\"hostPath\": ", f);
         json_str(f, lib);
         fputs(", \"containerPath\": \"" CTR_LIB "\", \"options\": [\"ro\", \"bind\", \"nosuid\", "
               "\"nodev\"]}\n        ],\n        \"hooks\": [\n          {\"hookName\": "
@@ -197,6 +209,13 @@ int cmd_cdi(int argc, char **argv)
         char dir[PATH_MAX + 256];
         snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
         if (access(dir, F_OK) != 0 && cli_prepare_dir(dir, 0700, -1, -1) != 0) return 1;
+        /* Its limits folder too: the spec mounts it. */
+        char canon[PATH_MAX];
+        int dfd = cli_open_state_dir(dir, 0, 0700, canon, sizeof canon);
+        int ldfd = dfd >= 0 ? cli_limits_dir(dfd, canon) : -1;
+        if (dfd >= 0) close(dfd);
+        if (ldfd < 0) return 1;
+        close(ldfd);
     }
     char tmp[PATH_MAX + 32];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());

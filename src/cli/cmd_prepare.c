@@ -21,8 +21,8 @@
 
 /* Names cudacap gives the entries of a state folder: regular files
  * "*.region" (memory, compute), "*.lock" (sampling, identity), "*.tmp"
- * (doctor's probe, the limits file being written), "limits", and the HAMi
- * layout's "*.cache.d" folder of them. */
+ * (doctor's probe, the limits file being written), "limits" in the
+ * "limits.d" folder, and the HAMi layout's "*.cache.d" folder of them. */
 static int ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
@@ -31,7 +31,7 @@ static int ends_with(const char *s, const char *suffix)
 static int ours_name(const char *n)
 {
     return ends_with(n, ".region") || ends_with(n, ".lock") || ends_with(n, ".tmp") ||
-           !strcmp(n, CC_LIMITS_FILE);
+           !strcmp(n, CC_LIMITS_NAME);
 }
 
 /* Empties the folder open at dfd (closed here); depth bounds the recursion
@@ -63,6 +63,16 @@ static int empty_at(int dfd, int depth, int keep_lock, long uid, long gid)
                 continue;
             }
             if (lf >= 0) close(lf);
+        }
+        if (keep_lock && S_ISDIR(st.st_mode) && !strcmp(e->d_name, CC_LIMITS_DIR)) {
+            /* Emptied, never removed: a container runtime may have it
+             * mounted (the CDI spec mounts it read-only), and a new folder
+             * would not show through that mount (cap/limits.h). */
+            int sub = st.st_dev == top.st_dev
+                          ? openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                          : -1;
+            if (sub < 0 || empty_at(sub, depth + 1, 0, -1, -1) != 0) rc = -1;
+            continue;
         }
         if (S_ISDIR(st.st_mode)) {
             int sub = depth < 16 && st.st_dev == top.st_dev
@@ -106,7 +116,8 @@ static void classify(int dfd, int depth, const char *prefix, int *ours, char *ba
         char rel[560];
         snprintf(rel, sizeof rel, "%.280s%s", prefix, e->d_name);
         if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (S_ISDIR(st.st_mode) && depth == 0 && ends_with(e->d_name, ".cache.d")) {
+        if (S_ISDIR(st.st_mode) && depth == 0 &&
+            (ends_with(e->d_name, ".cache.d") || !strcmp(e->d_name, CC_LIMITS_DIR))) {
             int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             char pre[600];
             snprintf(pre, sizeof pre, "%s/", rel);
@@ -205,10 +216,11 @@ static void usage(FILE *f)
           "                     others\n"
           "  --force            empty DIR even when it holds files cudacap did not write,\n"
           "                     if it is a state folder (holds a file cudacap writes)\n"
-          "  --mem SIZE         write the container's limits file (DIR/limits, mode 0644,\n"
-          "                     owned by the caller): memory cap per device; --mem-<i> for\n"
-          "                     device i (0..15) alone. With a limits file the container's\n"
-          "                     caps come from it, never from its processes' environment\n"
+          "  --mem SIZE         write the container's limits file (DIR/limits.d/limits,\n"
+          "                     mode 0644, owned by the caller): memory cap per device;\n"
+          "                     --mem-<i> for device i (0..15) alone. With a limits file\n"
+          "                     the container's caps come from it, never from its\n"
+          "                     processes' environment\n"
           "  --sm PCT           SM cap, 1..100, in the limits file; --sm-<i> for device i\n"
           "  --sm-soft PCT      elastic limit, at least --sm; --sm-soft-<i> for device i\n"
           "  --mem-oversubscribe SIZE\n"

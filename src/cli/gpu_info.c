@@ -13,6 +13,8 @@
 static int tried;
 static nvmlReturn_t (*get_by_uuid)(const char *, nvmlDevice_t *);
 static nvmlReturn_t (*get_mem)(nvmlDevice_t, nvmlMemory_t *);
+static nvmlReturn_t (*get_count)(unsigned *);
+static nvmlReturn_t (*get_by_index)(unsigned, nvmlDevice_t *);
 
 /* A total, once known, is kept: a device's memory does not change size. */
 #define GPU_CACHE 16
@@ -30,6 +32,8 @@ static void load(void)
     nvmlReturn_t (*init)(void) = (nvmlReturn_t (*)(void))dlsym(h, "nvmlInit_v2");
     get_by_uuid = (nvmlReturn_t (*)(const char *, nvmlDevice_t *))dlsym(h, "nvmlDeviceGetHandleByUUID");
     get_mem = (nvmlReturn_t (*)(nvmlDevice_t, nvmlMemory_t *))dlsym(h, "nvmlDeviceGetMemoryInfo");
+    get_count = (nvmlReturn_t (*)(unsigned *))dlsym(h, "nvmlDeviceGetCount_v2");
+    get_by_index = (nvmlReturn_t (*)(unsigned, nvmlDevice_t *))dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
     if (!init || !get_by_uuid || !get_mem || init() != NVML_SUCCESS) get_by_uuid = NULL, get_mem = NULL;
 }
 
@@ -47,5 +51,22 @@ int gpu_mem_total(const char *uuid, uint64_t *total)
         cache[ncache++].total = m.total;
     }
     *total = m.total;
+    return 1;
+}
+
+int gpu_mem_largest(uint64_t *largest, unsigned *count)
+{
+    if (!tried) load();
+    unsigned n;
+    if (!get_mem || !get_count || !get_by_index || get_count(&n) != NVML_SUCCESS || n == 0) return 0;
+    uint64_t best = 0;
+    for (unsigned i = 0; i < n; i++) {
+        nvmlDevice_t d;
+        nvmlMemory_t m;
+        if (get_by_index(i, &d) == NVML_SUCCESS && get_mem(d, &m) == NVML_SUCCESS && m.total > best)
+            best = m.total;
+    }
+    if (!best) return 0;
+    *largest = best, *count = n;
     return 1;
 }

@@ -9,6 +9,9 @@
  * the first call only; a known total is cached. Not thread-safe (the
  * exporter renders from one thread). */
 int gpu_mem_total(const char *uuid, uint64_t *total);
+/* The largest device memory of this node and the device count (NVML):
+ * 1, or 0 when NVML cannot be loaded or has no device (cudacap set). */
+int gpu_mem_largest(uint64_t *largest, unsigned *count);
 
 #include "cli/snapshot.h"
 

@@ -113,23 +113,53 @@ int cli_limits_write(int dfd, const char *dir, const cc_limits_t *l)
         cli_err("the limits do not fit in %d bytes", CC_LIMITS_MAX);
         return 1;
     }
+    int ldfd = cli_limits_dir(dfd, dir);
+    if (ldfd < 0) return 1;
     static const char tmp[] = ".limits.tmp";
-    unlinkat(dfd, tmp, 0); /* a leftover of an interrupted write */
-    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    unlinkat(ldfd, tmp, 0); /* a leftover of an interrupted write */
+    int fd = openat(ldfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
-        cli_err("cannot create %s/%s: %s", dir, tmp, strerror(errno));
+        cli_err("cannot create %s/%s/%s: %s", dir, CC_LIMITS_DIR, tmp, strerror(errno));
+        close(ldfd);
         return 1;
     }
     /* Readable by the container's user, writable by the writer (root) only. */
     int ok = fchmod(fd, 0644) == 0 && write(fd, text, (size_t)n) == n && fsync(fd) == 0;
     ok = close(fd) == 0 && ok;
-    if (!ok || renameat(dfd, tmp, dfd, CC_LIMITS_FILE) != 0) {
+    if (!ok || renameat(ldfd, tmp, ldfd, CC_LIMITS_NAME) != 0) {
         cli_err("cannot write %s/%s: %s", dir, CC_LIMITS_FILE, strerror(errno));
-        unlinkat(dfd, tmp, 0);
+        unlinkat(ldfd, tmp, 0);
+        close(ldfd);
         return 1;
     }
-    fsync(dfd);
+    fsync(ldfd);
+    close(ldfd);
     return 0;
+}
+
+int cli_limits_dir(int dfd, const char *dir)
+{
+    /* Kept, never replaced: a container runtime may have it mounted (the
+     * CDI spec mounts it read-only), and a new folder would not show
+     * through that mount. */
+    if (mkdirat(dfd, CC_LIMITS_DIR, 0755) != 0 && errno != EEXIST) {
+        cli_err("cannot create %s/%s: %s", dir, CC_LIMITS_DIR, strerror(errno));
+        return -1;
+    }
+    int fd = openat(dfd, CC_LIMITS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        cli_err("%s/%s: not a folder (a link is never followed): %s", dir, CC_LIMITS_DIR, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    /* Readable by the container, writable by the writer alone. */
+    if ((st.st_mode & 0777) != 0755 && st.st_uid == geteuid() && fchmod(fd, 0755) != 0) {
+        cli_err("cannot make %s/%s mode 0755: %s", dir, CC_LIMITS_DIR, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 int cli_limits_load(int dfd, const char *dir, cc_limits_t *out)

@@ -23,6 +23,10 @@ void cli_limits_check(const struct cli_limits *l);
 /* Writes l as dfd's limits file (dir: for messages), atomically: 0, or 1
  * after a message. */
 int cli_limits_write(int dfd, const char *dir, const cc_limits_t *l);
+/* The limits folder of the state folder open at dfd (dir: for messages),
+ * created (0755) when missing, never replaced: its descriptor, or -1 after
+ * a message. */
+int cli_limits_dir(int dfd, const char *dir);
 /* Reads dir's limits file: 1 read, 0 none, -1 bad (said). */
 int cli_limits_load(int dfd, const char *dir, cc_limits_t *out);
 

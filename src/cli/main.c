@@ -12,6 +12,7 @@ static const struct {
 } cmds[] = {
     {"run", cmd_run, "run a program capped as a container would be"},
     {"prepare", cmd_prepare, "create or empty a container's state folder (pre-start)"},
+    {"set", cmd_set, "change a running container's caps (its limits file)"},
     {"status", cmd_status, "memory, utilization, caps and processes of every container"},
     {"top", cmd_top, "status, live, with a utilization history"},
     {"metrics", cmd_metrics, "Prometheus exposition (stdout, textfile or HTTP)"},

@@ -165,6 +165,12 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
                 fprintf(f, "%-20s %-4d %-27s %-17s %-10s %5d%s%s\n", i == 0 ? x->name : "", d->index,
                         mem, util, own, d->nproc, hist && i == 0 ? "  " : "",
                         hist && i == 0 && hist[c] ? hist[c] : "");
+            /* A cap lowered below the use (cudacap set): new allocations are
+             * refused until frees bring the container under it. */
+            if (d->has_mem && d->mem_limit && d->mem_used > d->mem_limit)
+                fprintf(f, "%-20s      memory: over cap after a decrease, by %s; new allocations are "
+                        "refused until frees bring it under\n",
+                        "", cli_bytes(d->mem_used - d->mem_limit, a, sizeof a));
             if (d->sm_soft_pm) /* elastic: hard cap above, and what it may borrow */
                 fprintf(f, "%-20s      elastic: hard %s, soft %s, target %s, %s, %.1f device-s borrowed\n",
                         "", render_pct(1, d->sm_limit_pm, u1, sizeof u1),
@@ -293,6 +299,8 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
                         (unsigned long long)d->host_used, (unsigned long long)d->host_limit);
             else
                 fputs(",\"memory_host_used_bytes\":null,\"memory_host_limit_bytes\":null", f);
+            fprintf(f, ",\"memory_over_cap\":%s",
+                    d->has_mem && d->mem_limit && d->mem_used > d->mem_limit ? "true" : "false");
             fputs(",\"sm_util_percent\":", f);
             json_pct(f, d->has_sm && d->has_sample, d->util_pm);
             fputs(",\"gpu_util_percent\":", f);

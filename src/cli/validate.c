@@ -42,7 +42,7 @@ const char *snap_check_mem(const void *region, char *buf, size_t len)
 {
     const cc_mem_region_t *r = region;
     if (r->slots_hw > CC_MEM_SLOTS) BAD("slots_hw %u is over %u", r->slots_hw, CC_MEM_SLOTS);
-    if (!zero(r->pad1, sizeof r->pad1)) BAD("padding after the generation is not zero");
+    if (r->pad0 || !zero(r->pad1, sizeof r->pad1)) BAD("padding after the generation is not zero");
     for (int d = 0; d < CC_MEM_DEVS; d++) {
         const cc_mem_dev_t *e = &r->dev[d];
         if (!e->key) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/controls.h"
 #include "common/log.h"
 #include "cudacap/config.h"
 
@@ -167,14 +168,15 @@ const char *cc_opt_name(const cc_option_t *o, int alias, int dev, char *buf, uns
     return buf;
 }
 
+/* The names an option is read under: its own, its alias, the seed
+ * system's (alias 0, 1, 2 of cc_opt_name). */
+static int CC_CONTROL_POINT(names_read)(void) { return 3; }
+
 void cc_opt_get_seed(const cc_option_t *o, int dev, int seed_dev,
                      const char *(*get)(const char *), cc_opt_value_t *out)
 {
     memset(out, 0, sizeof *out);
-    int names = 3;
-#ifdef CC_TEST_NO_SEED_NAMES /* negative control: the seed's names unread */
-    names = 2;
-#endif
+    int names = names_read();
     for (int alias = 0; alias < names; alias++) {
         char name[sizeof out->name];
         int ix = alias == 2 ? seed_dev : dev;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "caller_path.h"
+#include "common/controls.h"
 #include "common/log.h"
 #include "hook.h"
 #include "memory_track.h"
@@ -191,6 +192,18 @@ static int bind_object(struct dl_phdr_info *i, size_t size, void *arg)
 
 /* ---- the open ------------------------------------------------------------- */
 
+#if defined(R_JUMP_SLOT)
+/* After an open: the objects not in s (NULL: every object) bound to us. */
+static void CC_CONTROL_POINT(bind_opened)(struct seen *s)
+{
+    /* Two threads' binding passes never overlap: glibc runs each
+     * dl_iterate_phdr under its loader lock, so one pass's RELRO page is
+     * read-only again before another's callback runs. */
+    dl_iterate_phdr(bind_object, s);
+    cc_mem_overhead_stale_all(); /* what the constructors allocated */
+}
+#endif
+
 __attribute__((visibility("hidden"))) void *cc_dlopen_deep(const char *file, int mode, void *caller)
 {
     void *(*real)(const char *, int) = __atomic_load_n(&cc_real_dlopen, __ATOMIC_ACQUIRE);
@@ -205,17 +218,7 @@ __attribute__((visibility("hidden"))) void *cc_dlopen_deep(const char *file, int
     void *h = real(use, mode);
     if (!h && use != file) h = real(file, mode); /* what we found was not loadable */
 #if defined(R_JUMP_SLOT)
-#ifdef CC_TEST_DEEPBIND_UNBOUND /* negative control of route.deepbind.*: nothing bound */
-    (void)bind_object;
-#else
-    if (h) {
-        /* Two threads' binding passes never overlap: glibc runs each
-         * dl_iterate_phdr under its loader lock, so one pass's RELRO page
-         * is read-only again before another's callback runs. */
-        dl_iterate_phdr(bind_object, s); /* s NULL: every object */
-        cc_mem_overhead_stale_all();     /* what the constructors allocated */
-    }
-#endif
+    if (h) bind_opened(s);
 #else
     if (h) cc_warn("%s opened with RTLD_DEEPBIND: this platform cannot bind its CUDA calls to cudacap",
                    file ? file : "(program)");

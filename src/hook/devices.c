@@ -6,6 +6,7 @@
 
 #include "common/fault.h"
 
+#include "common/controls.h"
 #include "common/log.h"
 #include "hook.h"
 
@@ -121,13 +122,9 @@ static int device_of_ctx(CUcontext ctx)
     return o;
 }
 
-int cc_device_of_stream(CUstream s, int ptsz)
+/* The device of stream s, one of n: its own, not the current context's. */
+static int CC_CONTROL_POINT(stream_device)(CUstream s, int ptsz, int n)
 {
-    int n = cc_devices_count();
-    if (n == 1) return 0;
-#ifdef CC_TEST_CURRENT_DEVICE /* negative control (route.*.control): the current context's, as before */
-    return cc_device_current();
-#endif
     if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD) return cc_device_current();
     __typeof__(&cuStreamGetDevice) dev = ptsz ? real_stream_device_ptsz : real_stream_device;
     CUdevice d;
@@ -140,4 +137,11 @@ int cc_device_of_stream(CUstream s, int ptsz)
     CUcontext c;
     if (!ctx || ctx(s, &c) != CUDA_SUCCESS) return -1;
     return device_of_ctx(c);
+}
+
+int cc_device_of_stream(CUstream s, int ptsz)
+{
+    int n = cc_devices_count();
+    if (n == 1) return 0;
+    return stream_device(s, ptsz, n);
 }

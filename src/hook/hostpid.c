@@ -19,6 +19,7 @@
 #include "cap/compute/compute.h"
 #include "cap/compute/compute_region.h"
 #include "cap/memledger.h"
+#include "common/controls.h"
 #include "common/fork.h"
 #include "common/log.h"
 #include "hook/process.h"
@@ -69,17 +70,22 @@ static void record(uint32_t hp)
     cc_debug("host pid %u (pid %d here)", hp, (int)getpid());
 }
 
-#ifdef CC_TEST_NSPID_ONLY
-/* Negative control (tests/compute.cmake): the old compute-side discovery,
- * the first NSpid field whatever the levels (the container pid when the
- * container has its own /proc). */
-#include "os/os.h"
-static uint32_t nspid_only(void)
+/* Our host pid: NSpid's when the levels say it, else the one process of
+ * the device's that no other process has taken; 0: none yet, or
+ * ambiguous (retried later). */
+static uint32_t CC_CONTROL_POINT(discover)(int ordinal)
 {
-    uint32_t first;
-    return cc_os_nspid(&first, 1) >= 1 && first ? first : (uint32_t)getpid();
+    uint32_t hp = cc_hostpid_nspid();
+    if (hp) return hp;
+    nvmlProcessInfo_t p[CC_NVML_PROCS_MAX];
+    unsigned n = CC_NVML_PROCS_MAX, cand = 0, ncand = 0;
+    if (cc_nvml_procs(ordinal, p, &n) != 0) return 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (p[i].pid == (unsigned)getpid()) return p[i].pid; /* no pid namespace in between */
+        if (!taken(p[i].pid)) cand = p[i].pid, ncand++;
+    }
+    return ncand == 1 ? cand : 0;
 }
-#endif
 
 uint32_t cc_hostpid(int ordinal)
 {
@@ -89,28 +95,8 @@ uint32_t cc_hostpid(int ordinal)
         if (cc_ml_host_pid() != hp) cc_ml_set_host_pid(hp);
         return hp;
     }
-#ifdef CC_TEST_NSPID_ONLY
-    hp = nspid_only();
-    record(hp);
-    return hp;
-#endif
-    hp = cc_hostpid_nspid();
-    if (!hp) {
-        nvmlProcessInfo_t p[CC_NVML_PROCS_MAX];
-        unsigned n = CC_NVML_PROCS_MAX, cand = 0, ncand = 0;
-        if (cc_nvml_procs(ordinal, p, &n) != 0) return 0;
-        for (unsigned i = 0; i < n; i++) {
-            if (p[i].pid == (unsigned)getpid()) { /* no pid namespace in between */
-                cand = p[i].pid;
-                ncand = 1;
-                break;
-            }
-            if (!taken(p[i].pid)) cand = p[i].pid, ncand++;
-        }
-        if (ncand != 1) return 0; /* none yet, or ambiguous: retry later */
-        hp = cand;
-    }
-    record(hp);
+    hp = discover(ordinal);
+    if (hp) record(hp);
     return hp;
 }
 
@@ -119,18 +105,16 @@ uint32_t cc_hostpid(int ordinal)
 static int any_cap(void)
 {
     for (int i = 0; i < CC_MAX_DEVICES; i++)
-        if (cc_cfg.mem_limit[i] || cc_cfg_sm_capped(i)) return 1;
+        if (cc_cfg_mem_cap(i) || cc_cfg_sm_capped(i)) return 1;
     return 0;
 }
 
-int cc_hostpid_wanted(void)
+static int CC_CONTROL_POINT(diff_wanted)(void)
 {
-    int id = cc_hostpid_known() == 0 && cc_hostpid_nspid() == 0 && any_cap();
-#ifdef CC_TEST_NSPID_ONLY
-    id = 0;
-#endif
-    return id;
+    return cc_hostpid_known() == 0 && cc_hostpid_nspid() == 0 && any_cap();
 }
+
+int cc_hostpid_wanted(void) { return diff_wanted(); }
 
 void cc_hostpid_diff_begin(struct cc_hostpid_diff *c, int ordinal)
 {

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/controls.h"
 #include "common/log.h"
 #include "hook/process.h"
 #include "os/os.h"
@@ -15,28 +16,28 @@
 
 #define CC_ID_LOCK_FILE "identity.lock"
 
+/* The turns' file, open (-1: no turns). The folder may not exist yet: the
+ * regions are made at the first allocation or launch, after this. Without
+ * it there were no turns, and processes starting together resolved nothing
+ * (compute.hostpid.join, from a clean clone). No folder (""): no turns, and
+ * never a lock file in some other folder. */
+static int CC_CONTROL_POINT(open_turns)(const char *path)
+{
+    if (!cc_cfg.state_dir[0]) return -1;
+    cc_region_ensure_dir(cc_cfg.state_dir);
+    const char *why = NULL;
+    int fd = cc_state_open(path, O_RDWR | O_CREAT, 0666, &why);
+    if (fd < 0)
+        cc_log_once(CC_LOG_WARN, "%s: %s (%s); processes starting together may not resolve "
+                                 "their host pids", path, why, strerror(errno));
+    return fd;
+}
+
 int cc_identity_lock_take(void)
 {
-    int fd = -1;
     char path[CC_PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/%s", cc_cfg.state_dir, CC_ID_LOCK_FILE);
-    /* The folder may not exist yet: the regions are made at the first
-     * allocation or launch, after this. Without it there were no turns, and
-     * processes starting together resolved nothing (compute.hostpid.join,
-     * from a clean clone). No folder (""): no turns, and never a lock file
-     * in some other folder. */
-    if (cc_cfg.state_dir[0]) {
-        cc_region_ensure_dir(cc_cfg.state_dir);
-        const char *why = NULL;
-        fd = cc_state_open(path, O_RDWR | O_CREAT, 0666, &why);
-        if (fd < 0)
-            cc_log_once(CC_LOG_WARN, "%s: %s (%s); processes starting together may not resolve "
-                                     "their host pids", path, why, strerror(errno));
-    }
-#ifdef CC_TEST_NO_ID_LOCK /* negative control of compute.hostpid.join: no turns */
-    if (fd >= 0) close(fd);
-    fd = -1;
-#endif
+    int fd = open_turns(path);
     if (fd >= 0) {
         int ok = 0, errors = 0;
         for (int i = 0; i < 2000 && !ok; i++) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/controls.h"
 #include "common/fork.h"
 #include "common/options.h"
 #include "common/fault.h"
@@ -35,14 +36,16 @@ static __thread int tls_in_init;
 static char init_env[64 << 10];
 static ssize_t init_env_len = -1;
 
+/* The init process's environment, read into init_env: its length, or -1. */
+static ssize_t CC_CONTROL_POINT(read_init_env)(void)
+{
+    return getpid() == 1 ? 0 : cc_os_proc_environ(1, init_env, sizeof init_env);
+}
+
 static const char *init_env_get(const char *name)
 {
     if (init_env_len < 0) {
-#ifdef CC_TEST_NO_INIT_ENV /* negative control: the init process is not asked */
-        init_env_len = 0;
-#else
-        init_env_len = getpid() == 1 ? 0 : cc_os_proc_environ(1, init_env, sizeof init_env);
-#endif
+        init_env_len = read_init_env();
         if (init_env_len < 0) init_env_len = 0;
     }
     size_t n = strlen(name);
@@ -117,13 +120,12 @@ void cc_process_init(void)
 /* Bad configuration is never silent (docs/configuration.md, "Bad values"):
  * the container's counters say it to the node, and under CUDACAP_STRICT=1
  * the GPU is refused (cuInit fails) rather than run with a cap absent. */
+static int CC_CONTROL_POINT(refused)(void) { return cc_cfg.strict || cc_cfg.limits_bad; }
+
 static void config_verdict(void)
 {
     if (!cc_cfg.errors) return;
-    int refuse = cc_cfg.strict || cc_cfg.limits_bad; /* a bad limits file: always closed */
-#ifdef CC_TEST_STRICT_OPEN /* negative control: strict mode runs open */
-    refuse = 0;
-#endif
+    int refuse = refused(); /* a bad limits file: always closed */
     if (refuse && !cc_cfg.limits_bad) /* a bad limits file said why, naming it */
         cc_error("CUDACAP_STRICT=1 and %d configuration error(s) above: this process is refused "
                  "the GPU (cuInit fails with CUDA_ERROR_NOT_PERMITTED)", cc_cfg.errors);

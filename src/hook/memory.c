@@ -117,7 +117,7 @@ CC_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
     CUresult r = real(bytes, dev);
     if (r == CUDA_SUCCESS && bytes && dev >= 0 && dev < CC_MAX_DEVICES) {
         const struct cc_mem_device *m = cc_mem_dev((int)dev);
-        if (m && m->cap < *bytes) *bytes = (size_t)m->cap;
+        if (m && cc_mem_cap(m) < *bytes) *bytes = (size_t)cc_mem_cap(m);
         if (m) *bytes += (size_t)m->over; /* the size the container sees */
     }
     return r;

@@ -17,6 +17,7 @@
  *    before the next allocation.
  * Not hot: none of these is on a launch or allocation path. */
 #include "cap/memledger.h"
+#include "common/controls.h"
 #include "devices.h"
 #include "hook.h"
 #include "memory_track.h"
@@ -24,10 +25,9 @@
 typedef CUresult (*getlimit_fn)(size_t *, CUlimit);
 
 /* Bytes the limit would add on ordinal o (0: none, or not one we count). */
-static uint64_t limit_growth(int o, CUlimit limit, size_t value)
+static uint64_t CC_CONTROL_POINT(limit_growth)(int o, CUlimit limit, size_t value)
 {
     static getlimit_fn get;
-    if (cc_mem_test_control("nocode")) return 0; /* negative control of mem.ctx.code */
     if (limit != CU_LIMIT_STACK_SIZE && limit != CU_LIMIT_PRINTF_FIFO_SIZE &&
         limit != CU_LIMIT_MALLOC_HEAP_SIZE)
         return 0;
@@ -63,11 +63,10 @@ CC_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
 }
 
 /* A successful load on a capped device: measure before the next allocation. */
-static CUresult loaded(CUresult r)
+static CUresult CC_CONTROL_POINT(loaded)(CUresult r)
 {
     int o;
-    if (r == CUDA_SUCCESS && cc_mem_here(&o) && !cc_mem_test_control("nocode"))
-        cc_mem_overhead_stale(o);
+    if (r == CUDA_SUCCESS && cc_mem_here(&o)) cc_mem_overhead_stale(o);
     return r;
 }
 

@@ -10,6 +10,7 @@
  * without it the driver may migrate it onto the device past the cap. */
 #include "memory_over.h"
 
+#include "common/controls.h"
 #include "common/log.h"
 #include "memory_track.h"
 
@@ -30,42 +31,40 @@ static CUresult advise(CUdeviceptr p, size_t n, CUmem_advise a, int host, int de
     return v1 ? v1(p, n, a, host ? (CUdevice)-1 : (CUdevice)dev) : CUDA_ERROR_NOT_SUPPORTED;
 }
 
-CUresult cc_mem_over_linear(const struct cc_mem_device *m, int o, CUdeviceptr *dptr, uint64_t bytes,
-                            unsigned flags)
+/* Allocates bytes of managed memory kept in host memory and mapped for
+ * device o: CUDA_SUCCESS, or the driver's error with nothing left
+ * allocated (OOM where the preferred location cannot be set). */
+static CUresult CC_CONTROL_POINT(place_on_host)(int o, CUdeviceptr *dptr, size_t bytes, unsigned flags)
 {
     __typeof__(&cuMemAllocManaged) alloc = CC_REAL(cuMemAllocManaged);
     __typeof__(&cuMemFree_v2) fr = CC_REAL(cuMemFree_v2);
-    if (!alloc || !fr || bytes > SIZE_MAX) return CUDA_ERROR_OUT_OF_MEMORY;
-    if (cc_mem_over_admit(m, o, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
-#ifdef CC_TEST_OVER_DEVICE /* negative control: the excess on the device, counted as host */
-    (void)flags;
-    __typeof__(&cuMemAlloc_v2) dev_alloc = CC_REAL(cuMemAlloc_v2);
-    CUresult r = dev_alloc ? dev_alloc(dptr, (size_t)bytes) : CUDA_ERROR_OUT_OF_MEMORY;
-    if (r == CUDA_SUCCESS) {
-        struct cc_at_val v = {.h = m->h, .refs = 1, .bytes = bytes, .aux = CC_AT_AUX_HOST};
-        if (cc_at_put(CC_AT_PTR, *dptr, &v) != 0) cc_mem_track_lost();
-        return r;
-    }
-#else
-    CUresult r = alloc(dptr, (size_t)bytes, flags ? flags : CU_MEM_ATTACH_GLOBAL);
-#endif
-    if (r != CUDA_SUCCESS) {
-        cc_ml_host_release(m->h, bytes);
-        return r;
-    }
-    CUresult a = advise(*dptr, (size_t)bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, 1, o);
+    if (!alloc || !fr) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = alloc(dptr, bytes, flags ? flags : CU_MEM_ATTACH_GLOBAL);
+    if (r != CUDA_SUCCESS) return r;
+    CUresult a = advise(*dptr, bytes, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, 1, o);
     if (a != CUDA_SUCCESS) {
         static int said;
         if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
             cc_error("memory oversubscription on device %d: the driver refused to keep managed memory "
                      "on the host (cuMemAdvise: %d); allocations past the cap are refused", o, (int)a);
         fr(*dptr);
-        cc_ml_host_release(m->h, bytes);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     /* Mapped for the device: accesses go over the bus, no page migrates in.
      * A refusal costs speed (faults), not the cap: not fatal. */
-    (void)advise(*dptr, (size_t)bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, 0, o);
+    (void)advise(*dptr, bytes, CU_MEM_ADVISE_SET_ACCESSED_BY, 0, o);
+    return CUDA_SUCCESS;
+}
+
+CUresult cc_mem_over_linear(const struct cc_mem_device *m, int o, CUdeviceptr *dptr, uint64_t bytes,
+                            unsigned flags)
+{
+    if (bytes > SIZE_MAX || cc_mem_over_admit(m, o, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult r = place_on_host(o, dptr, (size_t)bytes, flags);
+    if (r != CUDA_SUCCESS) {
+        cc_ml_host_release(m->h, bytes);
+        return r;
+    }
     struct cc_at_val v = {.h = m->h, .refs = 1, .bytes = bytes, .aux = CC_AT_AUX_HOST};
     if (cc_at_put(CC_AT_PTR, *dptr, &v) != 0) cc_mem_track_lost();
     return CUDA_SUCCESS;

@@ -14,6 +14,7 @@
 #include <pthread.h>
 
 #include "cap/memledger.h"
+#include "common/controls.h"
 #include "common/log.h"
 #include "devices.h"
 #include "hook.h"
@@ -33,16 +34,9 @@ static int syms(void)
     return p_getattr && p_getpool;
 }
 
-/* The device whose memory pool `pool` is: one we saw created (cuMemPoolCreate
- * names its location), else a device's default or current pool (those are
- * not created through us); -1 when none of these. The pool's device, not
- * the stream's, is where cuMemAllocFromPoolAsync's memory lives. */
-static int pool_device(CUmemoryPool pool, struct cc_at_val *pv)
+/* The device whose default or current pool `pool` is (-1: none). */
+static int CC_CONTROL_POINT(default_pool_device)(CUmemoryPool pool)
 {
-    if (cc_at_get(CC_AT_POOL, (uint64_t)(uintptr_t)pool, pv)) return (int)pv->aux;
-#ifdef CC_TEST_CURRENT_DEVICE /* negative control (route.*.control): as before, created pools only */
-    return -1;
-#endif
     int n = cc_devices_count();
     for (int d = 0; d < n; d++) {
         CUmemoryPool q;
@@ -50,6 +44,16 @@ static int pool_device(CUmemoryPool pool, struct cc_at_val *pv)
         if (p_getpool && p_getpool(&q, (CUdevice)d) == CUDA_SUCCESS && q == pool) return d;
     }
     return -1;
+}
+
+/* The device whose memory pool `pool` is: one we saw created (cuMemPoolCreate
+ * names its location), else a device's default or current pool (those are
+ * not created through us); -1 when none of these. The pool's device, not
+ * the stream's, is where cuMemAllocFromPoolAsync's memory lives. */
+static int pool_device(CUmemoryPool pool, struct cc_at_val *pv)
+{
+    if (cc_at_get(CC_AT_POOL, (uint64_t)(uintptr_t)pool, pv)) return (int)pv->aux;
+    return default_pool_device(pool);
 }
 
 static uint64_t attr(CUmemoryPool p, CUmemPool_attribute a, uint64_t dflt)

@@ -7,6 +7,7 @@
  * Arrays: the driver decides the layout, so we create, ask the driver what
  * it takes (cu*GetMemoryRequirements), and destroy + OOM if over the cap. */
 #include "cap/memledger.h"
+#include "common/controls.h"
 #include "common/log.h"
 #include "hook.h"
 #include "memory_track.h"
@@ -157,16 +158,18 @@ struct array_adm {
     uint64_t pre; /* admitted before the creation */
 };
 
+/* What is admitted before the creation (0: nothing, all is settled after). */
+static uint64_t CC_CONTROL_POINT(array_pre)(const struct array_adm *a, const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+    return a->m && d ? array_floor(d) : 0;
+}
+
 /* 0, or -1: the floor alone does not fit (nothing created). */
 static int array_admit(struct array_adm *a, int have_out, const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
     a->o = -1;
     a->m = have_out ? cc_mem_here(&a->o) : NULL;
-#ifdef CC_TEST_ARRAY_AFTER /* negative control (mem.arrays.before.control): created, then checked */
-    a->pre = 0;
-    return 0;
-#endif
-    a->pre = a->m && d ? array_floor(d) : 0;
+    a->pre = array_pre(a, d);
     return a->pre && cc_mem_reserve(a->m, a->o, a->pre) != 0 ? -1 : 0;
 }
 

@@ -38,7 +38,7 @@ static int capped_view(nvmlDevice_t dev, uint64_t phys_total, uint64_t phys_free
     if (!get_index || !get_uuid || get_index(dev, &idx) != NVML_SUCCESS || idx >= CC_MAX_DEVICES ||
         get_uuid(dev, uuid, sizeof uuid) != NVML_SUCCESS)
         return 0;
-    uint64_t cap = cc_cfg.mem_limit[idx];
+    uint64_t cap = cc_cfg_mem_cap((int)idx);
     if (!cap) return 0;
     int h = cc_ml_device(cc_cfg.state_dir, uuid, cap);
     if (h < 0) return 0; /* no ledger at all (said): the device's own figures */

@@ -45,6 +45,14 @@ enum { CC_OS_AT_OPEN = 1, CC_OS_AT_FSTAT, CC_OS_AT_TYPE };
  *   CC_OS_AT_TYPE   EINVAL: not a regular file; *st holds its status
  * Fault point: CC_FP_OPEN (then cc_os_fstat's). Async-signal-safe. */
 int cc_os_open_regular(const char *path, int flags, mode_t mode, struct stat *st, int *at);
+/* The same for name relative to the folder open at dfd (AT_FDCWD: the
+ * current one). */
+int cc_os_open_regular_at(int dfd, const char *name, int flags, mode_t mode, struct stat *st, int *at);
+/* Opens the folder path itself, read-only: a symbolic link in its place
+ * (ELOOP or ENOTDIR) or anything but a folder (ENOTDIR) is refused, and
+ * nothing blocks. The descriptor, or -1 with open's errno (EIO when
+ * CC_FP_OPEN fires). */
+int cc_os_open_dir(const char *path);
 
 /* fstat(fd). 0, or -1 with fstat's errno (EBADF); EIO when CC_FP_FSTAT
  * fires. Async-signal-safe. */

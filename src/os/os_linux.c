@@ -28,14 +28,25 @@ int cc_os_lstat(const char *path, struct stat *st)
     return lstat(path, st);
 }
 
+int cc_os_open_dir(const char *path)
+{
+    if (cc_fault(CC_FP_OPEN)) return errno = EIO, -1;
+    return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+}
+
 int cc_os_open_regular(const char *path, int flags, mode_t mode, struct stat *st, int *at)
+{
+    return cc_os_open_regular_at(AT_FDCWD, path, flags, mode, st, at);
+}
+
+int cc_os_open_regular_at(int dfd, const char *name, int flags, mode_t mode, struct stat *st, int *at)
 {
     int step = CC_OS_AT_OPEN, fd = -1;
     if (cc_fault(CC_FP_OPEN)) {
         errno = EIO;
         goto fail;
     }
-    fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
+    fd = openat(dfd, name, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, mode);
     if (fd < 0) goto fail;
     step = CC_OS_AT_FSTAT;
     if (cc_os_fstat(fd, st) != 0) goto fail;

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/controls.h"
 #include "common/log.h"
 
 #define CC_GUARD_MAX 16
@@ -45,10 +46,11 @@ static uint32_t g_faults; /* faults handled, ever (one load to ask "any?") */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_installed;
 
-static void on_sigbus(int sig, siginfo_t *si, void *uc)
+/* 1 when the fault is in a guarded mapping, now replaced by zeroed private
+ * memory (the access runs again on it). */
+static int CC_CONTROL_POINT(guarded_fault)(const siginfo_t *si)
 {
     uintptr_t a = (uintptr_t)si->si_addr;
-#ifndef CC_TEST_NO_SIGBUS_GUARD /* negative control: nothing recognised */
     if (si->si_code > 0) { /* a fault, not a kill() or raise() */
         for (int i = 0; i < CC_GUARD_MAX; i++) {
             uintptr_t b = __atomic_load_n(&g_slots[i].base, __ATOMIC_ACQUIRE);
@@ -60,12 +62,15 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
             if (p == MAP_FAILED) break; /* cannot help: the default below */
             __atomic_store_n(&g_slots[i].faulted, 1, __ATOMIC_RELEASE);
             __atomic_add_fetch(&g_faults, 1, __ATOMIC_RELEASE);
-            return; /* the access runs again, on zeroed private memory */
+            return 1;
         }
     }
-#else
-    (void)a;
-#endif
+    return 0;
+}
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+    if (guarded_fault(si)) return; /* the access runs again, on zeroed private memory */
     if (g_prev.sa_flags & SA_SIGINFO) {
         if (g_prev.sa_sigaction) g_prev.sa_sigaction(sig, si, uc);
         return;

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "common/controls.h"
 #include "os/os.h"
 
 #define PROBES 64
@@ -12,6 +13,24 @@
 static int try_key(int fd, uint64_t base, uint32_t key)
 {
     return cc_os_lock(fd, (off_t)(base + key), 1, F_WRLCK, 0);
+}
+
+/* Our pid's key is held: a process of another pid namespace has our pid.
+ * A start that differs by namespace, so two pid 1s do not probe the same
+ * keys. */
+static int CC_CONTROL_POINT(probe_keys)(struct cc_pkey *k, int fd, uint64_t base, uint32_t pid)
+{
+    uint64_t ns = 0;
+    if (cc_os_pidns(&ns) != 0) ns = 0;
+    uint64_t h = (ns * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)pid * 0xc2b2ae3d27d4eb4full);
+    h ^= h >> 29;
+    const uint32_t span = CC_KEY_END - CC_KEY_PIDS;
+    for (uint32_t i = 0; i < PROBES; i++) {
+        uint32_t key = CC_KEY_PIDS + (uint32_t)((h + i) % span);
+        if (try_key(fd, base, key) == 0) return k->key = key, 0;
+        if (errno != EAGAIN && errno != EACCES) return -1;
+    }
+    return errno = EAGAIN, -1;
 }
 
 int cc_pkey_take(struct cc_pkey *k, int fd, uint64_t base)
@@ -24,22 +43,7 @@ int cc_pkey_take(struct cc_pkey *k, int fd, uint64_t base)
         /* Not "held": a failure of the lock itself, which the caller retries. */
         if (errno != EAGAIN && errno != EACCES) return -1;
     }
-#ifdef CC_TEST_PID_KEY /* negative control of mem.pidns: the pid is the only key */
-    return errno = EAGAIN, -1;
-#endif
-    /* Held: a process of another pid namespace has our pid. A start that
-     * differs by namespace, so two pid 1s do not probe the same keys. */
-    uint64_t ns = 0;
-    if (cc_os_pidns(&ns) != 0) ns = 0;
-    uint64_t h = (ns * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)pid * 0xc2b2ae3d27d4eb4full);
-    h ^= h >> 29;
-    const uint32_t span = CC_KEY_END - CC_KEY_PIDS;
-    for (uint32_t i = 0; i < PROBES; i++) {
-        uint32_t key = CC_KEY_PIDS + (uint32_t)((h + i) % span);
-        if (try_key(fd, base, key) == 0) return k->key = key, 0;
-        if (errno != EAGAIN && errno != EACCES) return -1;
-    }
-    return errno = EAGAIN, -1;
+    return probe_keys(k, fd, base, pid);
 }
 
 int cc_pkey_held(const struct cc_pkey *k, uint32_t key)

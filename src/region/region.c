@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/controls.h"
 #include "common/log.h"
 #include "os/os.h"
 
@@ -41,11 +42,8 @@ static void rebuild(void *base, const struct cc_region_spec *spec)
  * polled, 1 ms doubling to 50 ms. 0, or -1 with errno (ETIMEDOUT: held
  * all along). Before, a blocking wait: a process stopped while holding it
  * hung every new process of the container at its first CUDA call. */
-static int lock_init(int fd)
+static int CC_CONTROL_POINT(lock_init)(int fd)
 {
-#ifdef CC_TEST_UNBOUNDED_INIT_LOCK /* negative control of mem.region.lock: the blocking wait */
-    return cc_os_lock(fd, 0, 1, F_WRLCK, 1);
-#endif
     uint64_t t0 = cc_mono_ns();
     long nap = 1000000;
     for (;;) {
@@ -75,6 +73,17 @@ static int back_pages(int fd, uint64_t size, int resized)
     return 0;
 }
 
+/* Why an open state file is not ours to use: an errno, and *why, or 0. */
+static int CC_CONTROL_POINT(foreign_file)(const struct stat *st, const char **why)
+{
+    /* A second name for the file (a hard link from elsewhere): writing it
+     * would write that other file too. O_NOFOLLOW does not see hard links. */
+    if (st->st_nlink != 1) return *why = "has more than one name (hard link)", EMLINK;
+    /* Someone else's file: not ours to rebuild (and not a folder of ours). */
+    if (st->st_uid != geteuid()) return *why = "belongs to another user", EPERM;
+    return 0;
+}
+
 int cc_state_open(const char *path, int flags, mode_t mode, const char **why)
 {
     /* The open refuses symbolic links, FIFOs (without blocking on them) and
@@ -90,19 +99,12 @@ int cc_state_open(const char *path, int flags, mode_t mode, const char **why)
                                     : "cannot open";
         return -1;
     }
-#ifndef CC_TEST_NO_FILE_CHECKS /* negative control of mem.region.files */
-    int e = 0;
-    /* A second name for the file (a hard link from elsewhere): writing it
-     * would write that other file too. O_NOFOLLOW does not see hard links. */
-    if (st.st_nlink != 1) *why = "has more than one name (hard link)", e = EMLINK;
-    /* Someone else's file: not ours to rebuild (and not a folder of ours). */
-    else if (st.st_uid != geteuid()) *why = "belongs to another user", e = EPERM;
+    int e = foreign_file(&st, why);
     if (e) {
         close(fd);
         errno = e;
         return -1;
     }
-#endif
     return fd;
 }
 

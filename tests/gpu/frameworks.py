@@ -114,7 +114,8 @@ def jax_loop(secs, out):
     r = rate(secs, one, lambda: st["a"].block_until_ready())
     out_line(out, f"jax_steps_per_s {r:.2f} device {jax.devices()[0].platform}")
 
-def triton_loop(secs, out):
+def triton_matmul(n=8192):
+    """A Triton bf16 n x n matmul kernel on fresh tensors: (run, sync)."""
     import torch, triton, triton.language as tl
 
     @triton.jit
@@ -129,14 +130,17 @@ def triton_loop(secs, out):
             y = tl.load(b + (k + rk)[:, None] * N + rn[None, :])
             acc += tl.dot(x, y)
         tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.bfloat16))
-    n = 8192
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn_like(a)
     c = torch.empty_like(a)
     grid = (n // 128, n // 128)
     run = lambda: mm[grid](a, b, c, n, n, n, BM=128, BN=128, BK=64)
     run(); torch.cuda.synchronize()
-    out_line(out, f"triton_per_s {rate(secs, run, torch.cuda.synchronize):.2f}")
+    return run, torch.cuda.synchronize
+
+def triton_loop(secs, out):
+    run, sync = triton_matmul()
+    out_line(out, f"triton_per_s {rate(secs, run, sync):.2f}")
 
 def eager(secs, out):
     import torch

@@ -6,6 +6,7 @@
 
 #include "cap/compute/election.h"
 #include "common/clock.h"
+#include "common/controls.h"
 #include "os/os.h"
 
 int64_t cc_bucket_add(int64_t *b, int64_t delta, int64_t hi)
@@ -41,37 +42,41 @@ int64_t cc_bucket_add(int64_t *b, int64_t delta, int64_t hi)
  *          by less).
  * CC_TEST_NO_CLAMP (tests/compute.cmake) removes these: the control of
  * compute.forged. */
-__attribute__((unused)) static int64_t ceiling_of(const cc_drip_t *d)
+static int64_t ceiling_of(const cc_drip_t *d)
 {
-    return d->capacity > 0 ? d->capacity : (int64_t)(CC_PERIOD_NS / 10);
+    /* Relaxed loads: the watcher changes them when the caps do (compute_live.c). */
+    int64_t c = __atomic_load_n(&d->capacity, __ATOMIC_RELAXED);
+    return c > 0 ? c : (int64_t)(CC_PERIOD_NS / 10);
 }
 
 /* What the share is clamped by: the capacity, or for an elastic line the
  * soft limit's capacity (its controller runs against targets up to the soft
  * limit: elastic.h). A forged share then buys at most what the soft limit
  * allows anyway. */
-__attribute__((unused)) static int64_t share_ceiling_of(const cc_drip_t *d)
+static int64_t share_ceiling_of(const cc_drip_t *d)
 {
     int64_t c = ceiling_of(d);
-    return d->share_ceiling > c ? d->share_ceiling : c;
+    int64_t s = __atomic_load_n(&d->share_ceiling, __ATOMIC_RELAXED);
+    return s > c ? s : c;
+}
+
+/* share within [capacity / 20, 8 x the share ceiling] (the top also
+ * bounds a caller's copy of it, cc_drip_pay). */
+static inline int64_t CC_CONTROL_POINT(share_within)(const cc_drip_t *d, int64_t s, int bottom)
+{
+    int64_t c = ceiling_of(d), lo = c / 20 > 0 ? c / 20 : 1, hi = 8 * share_ceiling_of(d);
+    if (bottom && s < lo) s = lo;
+    return s > hi ? hi : s;
 }
 
 int64_t cc_drip_share(const cc_drip_t *d)
 {
     int64_t s = __atomic_load_n(d->share, __ATOMIC_RELAXED);
-#ifndef CC_TEST_NO_CLAMP
-    int64_t c = ceiling_of(d), lo = c / 20 > 0 ? c / 20 : 1, hi = 8 * share_ceiling_of(d);
-    if (s < lo) s = lo;
-    if (s > hi) s = hi;
-#endif
-    return s;
+    return share_within(d, s, 1);
 }
 
-void cc_bucket_sanitize(int64_t *b, const cc_drip_t *d)
+static inline void CC_CONTROL_POINT(bucket_within)(int64_t *b, const cc_drip_t *d)
 {
-#ifdef CC_TEST_NO_CLAMP
-    (void)b, (void)d;
-#else
     int64_t c = ceiling_of(d), share = cc_drip_share(d);
     int64_t hi = c > share ? c : share;
     if (d->burst > hi) hi = d->burst;
@@ -83,20 +88,19 @@ void cc_bucket_sanitize(int64_t *b, const cc_drip_t *d)
         int64_t next = cur < lo ? lo : hi;
         if (__atomic_compare_exchange_n(b, &cur, next, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;
     }
-#endif
 }
+
+void cc_bucket_sanitize(int64_t *b, const cc_drip_t *d) { bucket_within(b, d); }
 
 int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_step, int64_t share)
 {
     cc_bucket_sanitize(b, d);
     uint64_t last = __atomic_load_n(d->accrued_ns, __ATOMIC_RELAXED);
-#ifndef CC_TEST_NO_CLAMP
-    if (last > now && last - now > CC_PERIOD_NS) { /* in the future: it is now */
+    if (cc_stamp_ahead(last, now, CC_PERIOD_NS)) { /* in the future: it is now */
         __atomic_compare_exchange_n(d->accrued_ns, &last, now, 0, __ATOMIC_RELAXED,
                                     __ATOMIC_RELAXED);
         return 0;
     }
-#endif
     if (last != 0 && (now < last || now - last < min_step)) return 0;
     /* Strong CAS: the winner alone pays [last, now); a loser's interval is
      * the winner's, so nothing is paid twice and nothing is lost. Relaxed:
@@ -108,12 +112,7 @@ int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_s
     uint64_t dt = now - last;
     if (dt > 10 * CC_PERIOD_NS) dt = 10 * CC_PERIOD_NS;
     if (share < 0) share = cc_drip_share(d);
-#ifndef CC_TEST_NO_CLAMP
-    else { /* the caller's copy of the line's share: clamped the same way */
-        int64_t c = share_ceiling_of(d);
-        if (share > 8 * c) share = 8 * c;
-    }
-#endif
+    else share = share_within(d, share, 0); /* the caller's copy of the line's share */
     int64_t add = (int64_t)((double)share * (double)dt / (double)CC_PERIOD_NS);
     if (add <= 0) return 0;
     /* Ceiling: capacity, or one period's share when that is larger (a share
@@ -122,7 +121,8 @@ int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_s
      * have exited) the bucket holds one period, not ten (seen: 1 s of
      * tokens, the device at 100 % for a second). */
     int64_t hi = add < share ? add : share;
-    hi = d->capacity > hi ? d->capacity : hi;
+    int64_t cap = __atomic_load_n(&d->capacity, __ATOMIC_RELAXED);
+    hi = cap > hi ? cap : hi;
     /* The operator's burst replaces that ceiling: the container never runs
      * further ahead of its share than it says. Tokens are lost only when the
      * bucket already holds that much, i.e. while the container is not using
@@ -162,16 +162,8 @@ static uint64_t drip_step(const cc_drip_t *d, int64_t cost)
     return step < CC_DRIP_STEP_NS ? CC_DRIP_STEP_NS : step;
 }
 
-int cc_pace_contended(cc_compute_pace_t *p, uint32_t pid, uint64_t now)
+static int CC_CONTROL_POINT(pace_contended)(cc_compute_pace_t *p, uint32_t pid, uint64_t now)
 {
-#ifdef CC_TEST_LUMP_ALWAYS /* negative control of compute.step: lumps for every waiter */
-    (void)p, (void)pid, (void)now;
-    return 1;
-#endif
-#ifdef CC_TEST_NO_PACE_DETECT /* negative control of compute.bucket.pace: never lumps */
-    (void)p, (void)pid, (void)now;
-    return 0;
-#endif
     if (!p) return 0;
     /* Relaxed throughout: a hint about who waits, guarding no data. Stores
      * only when something changes or once per CC_PACE_STEP_NS, so that
@@ -191,6 +183,8 @@ int cc_pace_contended(cc_compute_pace_t *p, uint32_t pid, uint64_t now)
      * or a forged one) counts only within one window of now. */
     return m && m < now + CC_PACE_WINDOW_NS && m + CC_PACE_WINDOW_NS > now;
 }
+
+int cc_pace_contended(cc_compute_pace_t *p, uint32_t pid, uint64_t now) { return pace_contended(p, pid, now); }
 
 static uint32_t rnd_next(uint64_t seed)
 {
@@ -263,13 +257,21 @@ static int64_t lump_sleep(int64_t *b, const cc_drip_t *d, uint64_t t0, uint64_t 
  * in one group and is paced launch by launch at that floor. */
 static __thread uint64_t group_until;
 
+/* The supply that pays a wait: the line's drip (NULL: the refills only). */
+static inline const cc_drip_t *CC_CONTROL_POINT(wait_supply)(const cc_drip_t *drip) { return drip; }
+
+/* This wait joins the thread's step group (group_until) when the step has
+ * a drip and is not on an elastic line (cc_bucket_take says why not). */
+static inline int CC_CONTROL_POINT(in_step)(const cc_drip_t *drip, uint64_t t0)
+{
+    return drip && t0 < group_until && __atomic_load_n(&drip->share_ceiling, __ATOMIC_RELAXED) == 0;
+}
+
 uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_drip_t *drip)
 {
     if (cc_bucket_try_take(b, cost)) return 0;
     uint64_t t0 = cc_mono_ns(), now = t0;
-#ifdef CC_TEST_NO_DRIP /* negative control of tests/compute_smooth.c: tokens only at refills */
-    drip = NULL;
-#endif
+    drip = wait_supply(drip);
     /* One syscall per wait (not per wake): fork children differ. */
     uint32_t me = (uint32_t)getpid();
     /* Not on an elastic line (share_ceiling set): there the group's debt
@@ -277,10 +279,7 @@ uint64_t cc_bucket_take(int64_t *b, int64_t cost, uint32_t *throttled, const cc_
      * newcomer's arrival made it yield (hard 30 %; compute.elastic.newcomer
      * failed 2 runs in 10, none in 12 without the group). Its steps' latency
      * is the hard caps' concern; a borrower's share moves every period. */
-    int in_group = drip && t0 < group_until && drip->share_ceiling == 0;
-#ifdef CC_TEST_NO_GROUP /* negative control of compute.step.eager: every launch paced alone */
-    in_group = 0;
-#endif
+    int in_group = in_step(drip, t0);
     int64_t floor = 0;
     if (in_group) {
         floor = -CC_PACE_GROUP_MAX_NS;

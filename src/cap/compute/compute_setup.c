@@ -206,7 +206,7 @@ static void setup_locked(struct cc_devrec *rec, int ordinal)
     cc_assert_held(cc_device_mu());
     struct cc_compute_device *d = &rec->compute;
     d->ordinal = ordinal;
-    uint32_t pct = cc_cfg_sm_capped(ordinal) ? cc_cfg.sm_limit[ordinal] : 0;
+    uint32_t pct = cc_cfg_sm_capped(ordinal) ? cc_cfg_sm(ordinal) : 0;
     if (pct == 0) {
         __atomic_store_n(&d->state, CC_DEV_UNCAPPED, __ATOMIC_RELEASE);
         return;
@@ -223,7 +223,7 @@ static void setup_locked(struct cc_devrec *rec, int ordinal)
     d->uuid_known = known;
     open_region_locked();
     d->cap_pm = pct * 10;
-    uint32_t soft = ordinal < CC_MAX_DEVICES ? cc_cfg.sm_soft_limit[ordinal] : 0;
+    uint32_t soft = cc_cfg_sm_soft(ordinal);
 #ifdef CC_TEST_NO_ELASTIC /* negative control: the soft limit ignored */
     soft = 0;
 #endif

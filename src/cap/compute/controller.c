@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "common/controls.h"
+
 static int64_t clamp_share(int64_t s, int64_t nominal)
 {
     int64_t lo = nominal / CC_CTRL_SHARE_MIN_DIV, hi = nominal * CC_CTRL_SHARE_MAX_MUL;
@@ -9,17 +11,24 @@ static int64_t clamp_share(int64_t s, int64_t nominal)
     return s < lo ? lo : s > hi ? hi : s;
 }
 
+/* A new line's exclusivity: alone until others are seen (excl_step). */
+static inline uint8_t CC_CONTROL_POINT(initially_alone)(void) { return 1; }
+
 cc_ctrl_state_t cc_ctrl_initial(uint32_t cap_pm, int64_t nominal)
 {
     cc_ctrl_state_t st;
     memset(&st, 0, sizeof st);
     st.share = nominal;
     st.up_limit_pm = cap_pm;
-    st.excl_debounced = 1; /* alone until others are seen (excl_step) */
-#ifdef CC_TEST_FIRST_CONTROLLER
-    st.excl_debounced = 0;
-#endif
+    st.excl_debounced = initially_alone();
     return st;
+}
+
+/* The samples in a row that flip the exclusivity: more to enter it than to
+ * leave it (excl_step says why). */
+static inline unsigned CC_CONTROL_POINT(excl_debounce)(uint8_t raw)
+{
+    return raw ? CC_CTRL_EXCL_ENTER : CC_CTRL_EXCL_LEAVE;
 }
 
 /* Delta: an integral law on the relative error, in units of nominal.
@@ -89,24 +98,42 @@ static void excl_step(cc_ctrl_state_t *st, const cc_ctrl_input_t *in)
         st->excl_streak = 0;
         return;
     }
-#ifdef CC_TEST_FIRST_CONTROLLER /* the first version: 10 cycles either way */
-    if (++st->excl_streak < 10) return;
-#else
-    if (++st->excl_streak < (raw ? CC_CTRL_EXCL_ENTER : CC_CTRL_EXCL_LEAVE)) return;
-#endif
+    if (++st->excl_streak < excl_debounce(raw)) return;
     if (st->excl_debounced && !raw) st->lost_excl_pending = 1;
     st->excl_debounced = raw;
     st->excl_streak = 0;
 }
 
+/* Others' work named: not alone from now on, without the debounce. */
+static inline void CC_CONTROL_POINT(not_alone)(cc_ctrl_state_t *st)
+{
+    st->excl_debounced = 0;
+    st->excl_streak = 0;
+    st->lost_excl_pending = 0; /* (its reset of the share: the yield's is enough) */
+}
+
 cc_ctrl_state_t cc_ctrl_shared(cc_ctrl_state_t st)
 {
-#ifndef CC_TEST_STRADDLE_READ /* negative control (compute.controller.contended.control) */
-    st.excl_debounced = 0;
-    st.excl_streak = 0;
-    st.lost_excl_pending = 0; /* (its reset of the share: the yield's is enough) */
-#endif
+    not_alone(&st);
     return st;
+}
+
+/* An idle cycle's share: one above nominal an eighth of the way back to it
+ * (cc_ctrl_step says why), one under nominal kept. */
+static inline int64_t CC_CONTROL_POINT(idle_share)(int64_t share, int64_t nominal)
+{
+    return share > nominal ? share - (share - nominal) / 8 : share;
+}
+
+/* auto: the delta law, its gain by exclusivity. (It also had AIMD's
+ * guarded cut while others share the device; on samples that read 0 % or
+ * 99 % at random, every high reading fired it, and readings under the cap
+ * raised share in its cooldown: 47 % at cap 30 on the H200.) */
+static inline int64_t CC_CONTROL_POINT(auto_law)(cc_ctrl_state_t *st, const cc_ctrl_input_t *in)
+{
+    if (st->md_cooldown) st->md_cooldown--;
+    double gain = st->excl_debounced ? 0.3 : CC_CTRL_SHARED_GAIN;
+    return delta_law(st->share, in, st->up_limit_pm, gain);
 }
 
 cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
@@ -152,9 +179,7 @@ cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
         out->bypass = 1;
         out->bucket_target = in->nominal;
         if (st.md_cooldown) st.md_cooldown--;
-#ifndef CC_TEST_IDLE_FROZEN /* negative control of compute.controller.idle */
-        if (st.share > in->nominal) st.share -= (st.share - in->nominal) / 8;
-#endif
+        st.share = idle_share(st.share, in->nominal);
         st.share = clamp_share(st.share, in->nominal);
         return st;
     }
@@ -169,26 +194,7 @@ cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
         st.md_cooldown = 0;
     }
     out->used_aimd = aimd;
-    if (aimd) {
-        st.share = aimd_law(&st, in, st.up_limit_pm, out);
-    } else {
-        /* auto is the delta law. (It also had AIMD's guarded cut while
-         * others share the device; on samples that read 0 % or 99 % at
-         * random, every high reading fired it, and readings under the cap
-         * raised share in its cooldown: 47 % at cap 30 on the H200.) */
-#ifdef CC_TEST_FIRST_CONTROLLER /* negative control: the first auto (above) */
-        if (!st.excl_debounced && in->user_pm > st.up_limit_pm + 50) {
-            st.share = aimd_law(&st, in, st.up_limit_pm, out);
-        } else {
-            if (st.md_cooldown) st.md_cooldown--;
-            st.share = delta_law(st.share, in, st.up_limit_pm, 0.3);
-        }
-#else
-        if (st.md_cooldown) st.md_cooldown--;
-        double gain = st.excl_debounced ? 0.3 : CC_CTRL_SHARED_GAIN;
-        st.share = delta_law(st.share, in, st.up_limit_pm, gain);
-#endif
-    }
+    st.share = aimd ? aimd_law(&st, in, st.up_limit_pm, out) : auto_law(&st, in);
     st.share = clamp_share(st.share, in->nominal);
     return st;
 }

@@ -19,6 +19,7 @@
 #include "cap/compute/bucket.h"
 #include "cap/compute/capture.h"
 #include "cap/compute/compute.h"
+#include "common/controls.h"
 #include "common/log.h"
 #include "cap/port.h"
 #include "common/clock.h"
@@ -237,27 +238,22 @@ static void settle(cc_compute_dev_t *line, int64_t est, int64_t charged)
  * shape's window is left alone (a later timing may succeed). Without this
  * a driver that cannot time left untimed shapes charged 0: no cap at all
  * (the fault loop, event_elapsed from its first call on). */
-static void settle_untimed(const struct pair *p, CUresult r)
+static void CC_CONTROL_POINT(settle_untimed)(const struct pair *p, CUresult r)
 {
-#ifdef CC_TEST_UNTIMED_FREE /* negative control (faults.loop): the launch free, as before */
-    (void)p, (void)r;
-    return;
-#endif
     cc_log_once(CC_LOG_WARN, "compute cap: a launch could not be timed (driver error %d); such "
                              "launches are charged %lld us each", (int)r,
                 (long long)(cc_cost_fallback() / 1000));
     settle(p->line, cc_cost_fallback(), p->charged);
 }
 
-int64_t cc_cost_kernel_ns(int64_t elapsed, int64_t gap)
+static inline int64_t CC_CONTROL_POINT(gap_cut)(int64_t elapsed, int64_t gap)
 {
-#ifdef CC_TEST_GAP_CHARGED /* negative control of unit.port.gap_control: the host's gap charged */
-    gap = 0;
-#endif
     if (gap <= 0 || elapsed < gap) return elapsed;
     int64_t cut = elapsed - gap;
     return cut > elapsed / 2 ? cut : elapsed / 2;
 }
+
+int64_t cc_cost_kernel_ns(int64_t elapsed, int64_t gap) { return gap_cut(elapsed, gap); }
 
 /* Called with mu held (it guards the windows). */
 static void charge_shape(void *key, uint64_t blocks, int64_t charged, int64_t ns,
@@ -310,6 +306,14 @@ void cc_cost_end(void *m, CUstream s, int ptsz, void *key, uint64_t blocks, int6
 #define CC_POLL_QUERIES 4
 static int poll_cursor;
 
+/* The poll's capture mode: relaxed (1, *saved the thread's own), or not
+ * (0); -1: not relaxed while a capture may run, so no poll. */
+static int CC_CONTROL_POINT(poll_mode)(CUstreamCaptureMode *saved)
+{
+    int relaxed = cc_capture_relaxed_enter(saved) == 0;
+    return !relaxed && cc_capture_live() ? -1 : relaxed;
+}
+
 void cc_cost_poll(int max)
 {
     if (!__atomic_load_n(&cc_cost_pending, __ATOMIC_RELAXED)) return;
@@ -322,16 +326,11 @@ void cc_cost_poll(int max)
      * thing relaxed mode still forbids. No exchange (a pre-10.1 driver):
      * no polling while a capture may run. */
     CUstreamCaptureMode saved;
-    int relaxed = 0;
-#ifdef CC_TEST_NO_RELAXED /* negative control: poll in the thread's own mode */
-    (void)saved;
-#else
-    relaxed = cc_capture_relaxed_enter(&saved) == 0;
-    if (!relaxed && cc_capture_live()) {
+    int relaxed = poll_mode(&saved);
+    if (relaxed < 0) {
         pthread_mutex_unlock(&mu);
         return;
     }
-#endif
     const cc_port_t *port = cc_port();
     int done = 0, asked = 0, start = max ? poll_cursor : 0, i = start;
     for (int k = 0; k < CC_COST_PAIRS && (!max || (done < max && asked < CC_POLL_QUERIES));

@@ -1,5 +1,7 @@
 #include "cap/compute/elastic.h"
 
+#include "common/controls.h"
+
 cc_elastic_state_t cc_elastic_initial(uint32_t hard_pm, uint32_t soft_pm)
 {
     (void)soft_pm;
@@ -24,63 +26,67 @@ static uint32_t grown(uint32_t up, uint32_t hard, uint32_t ceiling, uint32_t idl
     return u <= (double)hard ? hard : u >= (double)ceiling ? ceiling : (uint32_t)(u + 0.5);
 }
 
-#ifdef CC_TEST_SEED_YIELD
-/* Negative control (tests/compute.cmake): the seed's soft mode. Exclusivity
- * debounced over 10 samples both ways; lost: back to hard (and held there:
- * the seed's steps of a tenth of the hard cap every 30 samples hardly move
- * within a test); regained: the soft limit. */
-static cc_elastic_state_t seed_step(cc_elastic_state_t st, const cc_elastic_input_t *in,
-                                    uint32_t others, cc_elastic_output_t *out)
-{
-    int raw_excl = others < 10;
-    if (raw_excl == !st.contended) {
-        st.calm = 0;
-    } else if (++st.calm >= 10) {
-        st.calm = 0;
-        st.contended = !raw_excl;
-        if (st.contended) out->yield = st.up_pm > in->hard_pm;
-    }
-    st.up_pm = st.contended ? in->hard_pm : in->soft_pm;
-    return st;
-}
-#endif
+/* Others' work in a sample: the device's busy time that is not ours. */
+static inline uint32_t CC_CONTROL_POINT(others_work)(uint32_t sys, uint32_t user) { return sys - user; }
 
-cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input_t *in,
-                                   cc_elastic_output_t *out)
+/* Saturated beside a foreign context whose work was not seen: that work
+ * arriving, NVML not naming it yet. */
+static inline int CC_CONTROL_POINT(unseen_arrival)(int foreign, uint32_t idle, int quiet, int borrowing)
 {
-    out->yield = 0;
-    out->borrowing = 0;
-    out->borrowed_pm = 0;
-    out->hold = 0;
-    out->contended = 0;
-    uint32_t hard = in->hard_pm > 1000 ? 1000 : in->hard_pm;
-    uint32_t soft = clamp_u(in->soft_pm, hard, 1000);
-    /* From the shared line: clamp to what this function returns. */
-    st.up_pm = clamp_u(st.up_pm, hard, soft);
-    st.contended = st.contended != 0;
-    if (st.seen > CC_ELASTIC_SEEN_MAX) st.seen = CC_ELASTIC_SEEN_MAX;
-    if (st.calm > CC_ELASTIC_ALONE) st.calm = CC_ELASTIC_ALONE;
-    if (st.saturated > 2) st.saturated = 2;
-    if (st.low > CC_ELASTIC_LOW) st.low = CC_ELASTIC_LOW;
-    if (st.prov > CC_ELASTIC_PROV) st.prov = CC_ELASTIC_PROV;
-    st.restore_pm = (uint16_t)clamp_u(st.restore_pm, hard, soft);
-    if (!in->sample_valid || soft == hard) return st;
-    uint32_t user = in->user_pm > 1000 ? 1000 : in->user_pm;
-    uint32_t sys = in->sys_pm > 1000 ? 1000 : in->sys_pm;
-    if (sys < user) sys = user;
-    uint32_t others = sys - user, idle = 1000 - sys;
-    /* What was borrowed over the sample: under the target then in force
-     * (read above it, the H200's one-pid naming counted seconds borrowed
-     * by a borrower held at its hard share). */
-    uint32_t used = user < st.up_pm ? user : st.up_pm;
-    out->borrowed_pm = used > hard ? used - hard : 0;
-    out->borrowing = out->borrowed_pm > CC_ELASTIC_BORROW_PM;
-#ifdef CC_TEST_NO_YIELD /* negative control: others' work is never seen */
-    others = 0;
-#endif
-#ifdef CC_TEST_SEED_YIELD
-    return seed_step(st, in, others, out);
-#endif
+    return foreign && idle < CC_ELASTIC_SAT_PM && quiet && borrowing;
+}
+
+/* A foreign context listed, others' work not seen for about ten samples
+ * (the level alone: on the H200 NVML may name one busy container for 13
+ * samples in a row, and the guard then held an elastic one of two at its
+ * hard share for 2.5 s: the device 86.6 % busy): the guard. */
+static inline int CC_CONTROL_POINT(guard_on)(int foreign, uint32_t level)
+{
+    return foreign && level < CC_ELASTIC_GONE_PM;
+}
+
+/* The target after a provisional yield found to be our own lump. Beside
+ * the foreign context, back to the guard by growth from the hard share
+ * (guard_by_growth): restored at once, with kernels timed at the hard
+ * share's low duty cycle, the H200's borrower saturated the device again
+ * within two samples and yielded every 0.8 s (the 2026-12-02 guard run;
+ * control CC_TEST_GUARD_JUMP). Without it (the context left meanwhile)
+ * nobody can arrive unseen: the old target at once. */
+static inline uint32_t CC_CONTROL_POINT(restored)(int foreign, uint32_t hard, uint32_t restore)
+{
+    return foreign ? hard : restore;
+}
+
+/* Up to the guard by growth, not at once (elastic.h), leaving the guard's
+ * idle time as NVML reads it (on the H200 the device read up to 10 points
+ * above the target while it grew, and a target of 81 % saturated it: a
+ * false yield). */
+static inline int CC_CONTROL_POINT(guard_by_growth)(int guarded, uint32_t up, uint32_t guard)
+{
+    return guarded && up < guard;
+}
+
+/* The restored target's first sample covers time at the hard share: read
+ * against the old target it wound the share up by a fifth, the device
+ * saturated, and the borrower yielded again every 0.75 s (the simulator's
+ * guard.h200: 64 % where the guard is 85). */
+static inline void CC_CONTROL_POINT(hold_straddled)(cc_elastic_output_t *out) { out->hold = 1; }
+
+/* Beside others' work: borrowing on from up, or half of it given back when
+ * the device is saturated (somebody may be waiting behind us). */
+static inline uint32_t CC_CONTROL_POINT(contended_up)(uint32_t up, uint32_t hard, uint32_t soft, uint32_t idle,
+                                                      int saturated, int guarded, uint32_t guard)
+{
+    if (saturated) return hard + (up - hard) / 2;
+    up = grown(up, hard, soft, idle, CC_ELASTIC_MARGIN_PM);
+    return guarded && up > guard ? guard : up;
+}
+
+/* The step's rule on a valid sample (cc_elastic_step, elastic.h). */
+static cc_elastic_state_t CC_CONTROL_POINT(elastic_rule)(cc_elastic_state_t st, const cc_elastic_input_t *in,
+                                                         cc_elastic_output_t *out, uint32_t hard, uint32_t soft,
+                                                         uint32_t user, uint32_t idle, uint32_t others)
+{
     /* Others' work: a sample shows it at 2 % of the device; it arrives when
      * the recent samples showed none: their level (an average over about
      * three samples, kept in 4-permille units) under 1 %. An average, not
@@ -144,36 +150,13 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
             st.prov = 0;
             st.contended = 1;
             st.calm = 0;
-        } else if (--st.prov == 0) {
-            /* Our own lump. Beside the foreign context, back to the guard
-             * by growth from the hard share (guarded, below): restored at
-             * once, with kernels timed at the hard share's low duty cycle,
-             * the H200's borrower saturated the device again within two
-             * samples and yielded every 0.8 s (the 2026-12-02 guard run; control
-             * CC_TEST_GUARD_JUMP). Without it (the context left meanwhile)
-             * nobody can arrive unseen: the old target at once. */
-            st.up_pm = foreign ? hard : st.restore_pm;
-#ifdef CC_TEST_GUARD_JUMP
-            st.up_pm = foreign && st.restore_pm > guard ? guard : st.restore_pm;
-#endif
-            /* This sample covers time at the hard share: read against the
-             * old target it wound the share up by a fifth, the device
-             * saturated, and the borrower yielded again every 0.75 s (the
-             * simulator's guard.h200: 64 % where the guard is 85). */
-#ifndef CC_TEST_STRADDLE_READ /* negative control (compute.elastic.unit.straddle_control) */
-            out->hold = 1;
-#endif
+        } else if (--st.prov == 0) { /* our own lump */
+            st.up_pm = restored(foreign, hard, st.restore_pm);
+            hold_straddled(out);
         }
         return st;
     }
-    /* Saturated beside a foreign context whose work was not seen: that
-     * work arriving, NVML not naming it yet. */
-    int sat_arrival = foreign && idle < CC_ELASTIC_SAT_PM && quiet && st.up_pm > hard;
-#if defined(CC_TEST_NO_SAT_ARRIVAL) || defined(CC_TEST_NO_YIELD) /* controls: arrivals only as NVML
-                                                                 * names them; none at all */
-    sat_arrival = 0;
-#endif
-    if (sat_arrival) {
+    if (unseen_arrival(foreign, idle, quiet, st.up_pm > hard)) {
         st.prov = CC_ELASTIC_PROV;
         st.restore_pm = (uint16_t)st.up_pm;
         out->yield = 1;
@@ -188,40 +171,48 @@ cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input
         st.up_pm = hard;
         return st;
     }
-    /* A foreign context listed, others' work not seen for about ten samples
-     * (the level alone: on the H200 NVML may name one busy container for 13
-     * samples in a row, and the guard then held an elastic one of two at
-     * its hard share for 2.5 s: the device 86.6 % busy): the guard. */
-    int guarded = foreign && level < CC_ELASTIC_GONE_PM;
-#if defined(CC_TEST_NO_SAT_ARRIVAL) || defined(CC_TEST_NO_YIELD)
-    guarded = 0;
-#endif
+    int guarded = guard_on(foreign, level);
     if (!st.contended) {
-        /* Up to the guard by growth, not at once (elastic.h), leaving the
-         * guard's idle time as NVML reads it (on the H200 the device read
-         * up to 10 points above the target while it grew, and a target of
-         * 81 % saturated it: a false yield). A target above the guard
-         * comes down at once. */
-        int step = guarded && st.up_pm < guard;
-#ifdef CC_TEST_GUARD_JUMP /* negative control: the guard at once */
-        step = 0;
-#endif
+        /* A target above the guard comes down at once. */
+        int step = guard_by_growth(guarded, st.up_pm, guard);
         st.up_pm = step ? grown(st.up_pm, hard, guard, idle, CC_ELASTIC_GUARD_PM) : guarded ? guard : soft;
         return st;
     }
-#ifdef CC_TEST_NO_GROW /* negative control: beside others, the hard share only */
-    st.up_pm = hard;
+    st.up_pm = contended_up(st.up_pm, hard, soft, idle, saturated, guarded, guard);
     return st;
-#endif
-    uint32_t borrowed = st.up_pm - hard;
-    if (saturated) {
-        /* Somebody may be waiting behind us: give back half of it. */
-        st.up_pm = hard + borrowed / 2;
-        return st;
-    }
-    st.up_pm = grown(st.up_pm, hard, soft, idle, CC_ELASTIC_MARGIN_PM);
-    if (guarded && st.up_pm > guard) st.up_pm = guard;
-    return st;
+}
+
+cc_elastic_state_t cc_elastic_step(cc_elastic_state_t st, const cc_elastic_input_t *in,
+                                   cc_elastic_output_t *out)
+{
+    out->yield = 0;
+    out->borrowing = 0;
+    out->borrowed_pm = 0;
+    out->hold = 0;
+    out->contended = 0;
+    uint32_t hard = in->hard_pm > 1000 ? 1000 : in->hard_pm;
+    uint32_t soft = clamp_u(in->soft_pm, hard, 1000);
+    /* From the shared line: clamp to what this function returns. */
+    st.up_pm = clamp_u(st.up_pm, hard, soft);
+    st.contended = st.contended != 0;
+    if (st.seen > CC_ELASTIC_SEEN_MAX) st.seen = CC_ELASTIC_SEEN_MAX;
+    if (st.calm > CC_ELASTIC_ALONE) st.calm = CC_ELASTIC_ALONE;
+    if (st.saturated > 2) st.saturated = 2;
+    if (st.low > CC_ELASTIC_LOW) st.low = CC_ELASTIC_LOW;
+    if (st.prov > CC_ELASTIC_PROV) st.prov = CC_ELASTIC_PROV;
+    st.restore_pm = (uint16_t)clamp_u(st.restore_pm, hard, soft);
+    if (!in->sample_valid || soft == hard) return st;
+    uint32_t user = in->user_pm > 1000 ? 1000 : in->user_pm;
+    uint32_t sys = in->sys_pm > 1000 ? 1000 : in->sys_pm;
+    if (sys < user) sys = user;
+    uint32_t others = others_work(sys, user), idle = 1000 - sys;
+    /* What was borrowed over the sample: under the target then in force
+     * (read above it, the H200's one-pid naming counted seconds borrowed
+     * by a borrower held at its hard share). */
+    uint32_t used = user < st.up_pm ? user : st.up_pm;
+    out->borrowed_pm = used > hard ? used - hard : 0;
+    out->borrowing = out->borrowed_pm > CC_ELASTIC_BORROW_PM;
+    return elastic_rule(st, in, out, hard, soft, user, idle, others);
 }
 
 int64_t cc_elastic_share(int64_t share, int64_t nominal_prev, int64_t nominal_target,

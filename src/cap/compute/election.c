@@ -1,19 +1,28 @@
 #include "cap/compute/election.h"
 
-#ifdef CC_TEST_NO_CAS
-#include <unistd.h>
-#endif
+#include "common/controls.h"
+
+/* The owner's sampling interval as it publishes it (0: unknown). */
+static inline uint64_t CC_CONTROL_POINT(owner_interval_ns)(const cc_compute_dev_t *d)
+{
+    return (uint64_t)__atomic_load_n(&d->sample_interval_us, __ATOMIC_RELAXED) * 1000ull;
+}
+
+/* The refill of this period taken: a strong CAS from the stamp read (a
+ * spurious failure would skip a refill for a period); 0 when another
+ * process took it first. */
+static inline int CC_CONTROL_POINT(win_refill)(cc_compute_dev_t *d, uint64_t last, uint64_t now)
+{
+    return __atomic_compare_exchange_n(&d->refill_ns, &last, now, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
 
 uint64_t cc_owner_cadence_ns(const cc_compute_dev_t *d, uint64_t nominal_ns)
 {
-    uint64_t iv = (uint64_t)__atomic_load_n(&d->sample_interval_us, __ATOMIC_RELAXED) * 1000ull;
+    uint64_t iv = owner_interval_ns(d);
     /* An owner cannot beat the nominal cadence, and an unknown one (0) is
      * treated as nominal: one rule covers the floor and the cold start. Past
      * 10 periods the owner misses its own contract by an order of magnitude;
      * scaling further would let one absurd interval park the limits. */
-#ifdef CC_TEST_FIXED_CADENCE /* negative control: staleness fixed at nominal */
-    iv = 0;
-#endif
     if (iv < nominal_ns) iv = nominal_ns;
     if (iv > 10 * nominal_ns) iv = 10 * nominal_ns;
     return iv;
@@ -22,10 +31,7 @@ uint64_t cc_owner_cadence_ns(const cc_compute_dev_t *d, uint64_t nominal_ns)
 int cc_sample_stale(const cc_compute_dev_t *d, uint64_t now, uint64_t nominal_ns)
 {
     uint64_t at = __atomic_load_n(&d->sample_ns, __ATOMIC_ACQUIRE);
-#ifndef CC_TEST_NO_CLAMP
-    /* From the future (a forged stamp): not a sample anybody took. */
-    if (at > now && at - now > nominal_ns) return 1;
-#endif
+    if (cc_stamp_ahead(at, now, nominal_ns)) return 1;
     return at == 0 || now > at + 3 * cc_owner_cadence_ns(d, nominal_ns);
 }
 
@@ -40,27 +46,15 @@ uint64_t cc_refill_threshold(const cc_compute_dev_t *d, int owner_or_nolock, uin
 int cc_refill_try(cc_compute_dev_t *d, uint64_t now, uint64_t threshold, uint64_t *elapsed)
 {
     uint64_t last = __atomic_load_n(&d->refill_ns, __ATOMIC_ACQUIRE);
-#ifndef CC_TEST_NO_CLAMP
-    /* A stamp in the future (forged, or random bytes) would park the
-     * refills until that time: it is "now", and the next period refills. */
-    if (last > now && last - now > CC_PERIOD_NS) {
+    /* A stamp in the future would park the refills until that time: it is
+     * "now", and the next period refills. */
+    if (cc_stamp_ahead(last, now, CC_PERIOD_NS)) {
         __atomic_compare_exchange_n(&d->refill_ns, &last, now, 0, __ATOMIC_ACQ_REL,
                                     __ATOMIC_RELAXED);
         return 0;
     }
-#endif
     if (last != 0 && (now < last || now - last < threshold)) return 0;
-#ifdef CC_TEST_NO_CAS /* negative control: check-then-store, no election; the
-                       * pause stands for a preemption between check and store */
-    usleep(200);
-    __atomic_store_n(&d->refill_ns, now, __ATOMIC_RELAXED);
-    if (elapsed) *elapsed = last ? now - last : CC_PERIOD_NS;
-    return 1;
-#endif
-    /* Strong CAS: a spurious failure would skip a refill for a period. */
-    if (!__atomic_compare_exchange_n(&d->refill_ns, &last, now, 0, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_RELAXED))
-        return 0;
+    if (!win_refill(d, last, now)) return 0;
     uint64_t e = last ? now - last : CC_PERIOD_NS;
     if (e > 10 * CC_PERIOD_NS) e = 10 * CC_PERIOD_NS;
     if (elapsed) *elapsed = e;

@@ -11,9 +11,18 @@
 
 #include <stdint.h>
 
+#include "common/controls.h"
 #include "cudacap/abi_compute_region.h"
 
 #define CC_PERIOD_NS 100000000ull /* nominal refill / sampling period */
+
+/* A stamp from the shared line more than slack ahead of now: forged, or
+ * random bytes (processes' clock reads may legitimately differ by less);
+ * nobody took it. */
+static inline int CC_CONTROL_POINT(cc_stamp_ahead)(uint64_t at, uint64_t now, uint64_t slack)
+{
+    return at > now && at - now > slack;
+}
 
 /* The owner's cadence: its published interval clamped to 1..10 nominal
  * periods (0 = not yet published = nominal). */

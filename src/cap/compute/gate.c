@@ -12,6 +12,7 @@
 #include "cap/compute/compute_region.h"
 #include "cap/port.h"
 #include "common/clock.h"
+#include "common/controls.h"
 #include "cudacap/abi_counters.h"
 #include "os/os.h"
 
@@ -61,7 +62,7 @@ static int *claim_slot(struct cc_compute_device *d, int from, int to)
 /* A launch of this shape is in flight untimed (its slot held). A stale
  * answer either way is harmless: one launch waits for a poll, or one more
  * runs beside the probe as any new shape may. */
-static int shape_pending(const struct cc_compute_device *d, void *key, uint64_t blocks)
+static int CC_CONTROL_POINT(shape_pending)(const struct cc_compute_device *d, void *key, uint64_t blocks)
 {
     for (int i = 0; i < CC_UNTIMED_SLOTS; i++)
         if (__atomic_load_n(&d->probe[i], __ATOMIC_RELAXED) &&
@@ -80,18 +81,14 @@ static int *note_shape(struct cc_compute_device *d, int *slot, void *key, uint64
     return slot;
 }
 
-static int has_headroom(const struct cc_compute_device *d)
+static int CC_CONTROL_POINT(has_headroom)(const struct cc_compute_device *d)
 {
-#ifdef CC_TEST_NO_HEADROOM /* negative control: every untimed launch waits for the probe */
-    (void)d;
-    return 0;
-#endif
     const struct cc_compute_view *v = cc_compute_view(d);
-    return __atomic_load_n(&v->line->tokens, __ATOMIC_RELAXED) >= d->capacity / 2;
+    return __atomic_load_n(&v->line->tokens, __ATOMIC_RELAXED) >= __atomic_load_n(&d->capacity, __ATOMIC_RELAXED) / 2;
 }
 
-static int64_t admit_untimed(struct cc_compute_device *d, void *key, uint64_t blocks, int *measure,
-                             int **probe)
+static int64_t CC_CONTROL_POINT(admit_untimed)(struct cc_compute_device *d, void *key, uint64_t blocks,
+                                               int *measure, int **probe)
 {
     uint64_t t0 = cc_mono_ns(), nap = 10000;
     for (;;) {
@@ -101,9 +98,6 @@ static int64_t admit_untimed(struct cc_compute_device *d, void *key, uint64_t bl
          * kernels) ran 16 launches uncharged: 70 % busy over its first
          * second at cap 30 (compute.deepq.warm; the H200: 42.7 % over 2 s). */
         int dup = shape_pending(d, key, blocks);
-#ifdef CC_TEST_DUP_SLOTS /* negative control (compute.deepq.warm.control_dup): no such rule */
-        dup = 0;
-#endif
         if (!dup && (*probe = note_shape(d, claim_slot(d, 0, 1), key, blocks)) != NULL) return 0;
         if (!dup && has_headroom(d) &&
             (*probe = note_shape(d, claim_slot(d, 1, CC_UNTIMED_SLOTS), key, blocks)) != NULL)
@@ -121,6 +115,14 @@ static int64_t admit_untimed(struct cc_compute_device *d, void *key, uint64_t bl
     }
 }
 
+/* Into a capture: nothing runs until the graph is replayed, and the replay
+ * is charged (a graph launch, timed like a kernel). One load while no
+ * capture exists anywhere in the process. */
+static inline int CC_CONTROL_POINT(into_capture)(CUstream s, int ptsz)
+{
+    return __builtin_expect(cc_capture_live(), 0) && cc_capture_stream_busy(s, ptsz);
+}
+
 int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, int ptsz)
 {
     t->d = NULL;
@@ -135,22 +137,15 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
     int ordinal = cc_port()->device_of_stream(s, ptsz);
     if (__builtin_expect(ordinal < 0, 0)) ordinal = cc_compute_device_untold();
     struct cc_compute_device *d = cc_compute_dev(ordinal);
-    if (!d || d->state != CC_DEV_CAPPED) return 0;
-#ifndef CC_TEST_CHARGE_CAPTURE /* negative control: launches into a capture charged */
-    /* Into a capture: nothing runs until the graph is replayed, and the
-     * replay is charged (a graph launch, timed like a kernel). One load
-     * while no capture exists anywhere in the process. */
-    if (__builtin_expect(cc_capture_live(), 0) && cc_capture_stream_busy(s, ptsz)) return 0;
-#endif
+    /* Acquire: a device capped again (cap/compute/compute_live.c) publishes
+     * its new parameters before its state. */
+    if (!d || __atomic_load_n(&d->state, __ATOMIC_ACQUIRE) != CC_DEV_CAPPED) return 0;
+    if (into_capture(s, ptsz)) return 0;
     cc_compute_register_here();
     cc_watcher_ensure();
     int measure = CC_MEASURE_NO, *probe = NULL;
     int64_t cost = cc_cost_estimate(key, blocks, &measure);
-#ifdef CC_TEST_FREE_UNTIMED /* negative control: every launch before a first timing free */
-    (void)admit_untimed;
-#else
     if (measure == CC_MEASURE_UNTIMED) cost = admit_untimed(d, key, blocks, &measure, &probe);
-#endif
     /* The bucket this launch uses, loaded once (the rejoin may switch it
      * meanwhile: this launch stays on the one it loaded, refund included).
      * One acquire load, a plain mov on x86: the rejoin's whole cost here. */

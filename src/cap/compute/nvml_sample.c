@@ -13,6 +13,7 @@
 #include "cap/compute/election.h"
 #include "cap/port.h"
 #include "common/clock.h"
+#include "common/controls.h"
 #include "common/log.h"
 
 #define CC_SAMPLES_MAX 512
@@ -46,15 +47,11 @@ static unsigned nvml_period_us(const struct cc_nvml_clock *c)
  * (and the per-process query costs 2.4 ms of CPU on the H200). At most one
  * poll in a row is skipped: the gap then reads two cycles, and the rule no
  * longer holds. */
-static int not_due(const struct cc_nvml_clock *c, unsigned long long now, unsigned long long poll_gap)
+static int CC_CONTROL_POINT(not_due)(const struct cc_nvml_clock *c, unsigned long long now,
+                                     unsigned long long poll_gap)
 {
-#ifndef CC_TEST_EMPTY_IS_IDLE /* test-only: the first version's rule (tests/compute.cmake) */
     unsigned per = nvml_period_us(c);
     return per && (unsigned long long)per * 10 > poll_gap * 13 && now < c->last_ts + per;
-#else
-    (void)c, (void)now, (void)poll_gap, (void)nvml_period_us;
-    return 0;
-#endif
 }
 
 static void clock_saw(struct cc_nvml_clock *c, unsigned long long newest)
@@ -80,6 +77,13 @@ static void clock_saw(struct cc_nvml_clock *c, unsigned long long newest)
  * listed go to *pids (at most 16), their count to *np; *foreign: the list
  * names a process not of this container (or one of ours whose host pid is
  * not known yet: the safe side for an elastic line, elastic.h). */
+/* The device-wide utilization read in place of the per-process samples:
+ * the list names only our processes, and the query is not off. */
+static inline int CC_CONTROL_POINT(device_wide)(const struct cc_compute_device *d, int mine)
+{
+    return mine && !d->devutil_off;
+}
+
 static int alone(const struct cc_compute_device *d, uint32_t *pids, unsigned *np, int *foreign)
 {
     uint32_t all[128];
@@ -90,10 +94,7 @@ static int alone(const struct cc_compute_device *d, uint32_t *pids, unsigned *np
     for (unsigned i = 0; i < n; i++)
         if (!member(all[i])) mine = 0;
     *foreign = !mine;
-#ifdef CC_TEST_NO_DEVICE_QUERY /* negative control of compute.watcher.cheap */
-    return 0;
-#endif
-    if (!mine || d->devutil_off) return 0;
+    if (!device_wide(d, mine)) return 0;
     *np = n < 16 ? n : 16;
     for (unsigned i = 0; i < *np; i++) pids[i] = all[i];
     return 1;

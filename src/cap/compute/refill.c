@@ -77,6 +77,17 @@ void cc_watch_refill(struct cc_compute_device *d, const struct cc_compute_view *
         .excl_streak = __atomic_load_n(&line->excl_streak, __ATOMIC_RELAXED),
         .lost_excl_pending = __atomic_load_n(&line->lost_excl_pending, __ATOMIC_RELAXED),
     };
+    /* The cap moved (the limits file, compute_live.c): the target the line
+     * ran against is outside the new hard..soft range. The share learned
+     * there moves with it in proportion, once (whoever refills first stores
+     * the new target), so a cap raised from 30 to 60 % runs at about 60 %
+     * from this period on instead of the law climbing there. */
+    uint32_t lo = d->cap_pm, hi = d->soft_pm ? d->soft_pm : d->cap_pm;
+    if (st.up_limit_pm && lo && (st.up_limit_pm < lo || st.up_limit_pm > hi)) {
+        uint32_t to = st.up_limit_pm < lo ? lo : hi;
+        st.share = (int64_t)((double)st.share * to / st.up_limit_pm);
+        st.up_limit_pm = to;
+    }
     cc_ctrl_input_t in = {.kind = kind, .cap_pm = d->cap_pm, .nominal = d->nominal, .quiet = quiet};
     uint64_t at;
     int have = cc_sample_read(line, &in.user_pm, &in.sys_pm, &at);

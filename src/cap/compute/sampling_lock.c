@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/controls.h"
 #include "common/log.h"
 #include "os/os.h"
 #include "region/region.h"
@@ -40,13 +41,16 @@ int cc_slock_claim(cc_slock_t *l, unsigned idx)
     return 1;
 }
 
-void cc_slock_forget(cc_slock_t *l)
+/* A fork child's inherited descriptor closed (kept, the parent's file
+ * stays open in the child: compute.election.death, compute.lock.fork). */
+static void CC_CONTROL_POINT(close_lock_file)(cc_slock_t *l)
 {
-#ifdef CC_TEST_NO_FORGET /* negative control: the child keeps the descriptor */
-    l->owned = 0;
-    return;
-#endif
     if (l->fd >= 0) close(l->fd);
     l->fd = -1;
+}
+
+void cc_slock_forget(cc_slock_t *l)
+{
+    close_lock_file(l);
     l->owned = 0;
 }

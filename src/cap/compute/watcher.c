@@ -15,7 +15,9 @@
 #include "cap/compute/election.h"
 #include "cap/compute/nvml_sample.h"
 #include "cap/compute/refill.h"
+#include "cap/live.h"
 #include "cap/port.h"
+#include "common/controls.h"
 #include "common/log.h"
 #include "common/clock.h"
 #include "common/fork.h"
@@ -35,20 +37,14 @@ static int slock_tried;
  * idle or not). The same rule on the owner and on standbys, all reading the
  * shared line: a skipping owner must not look wedged to a standby, which
  * would then sample in its place. */
-static int idle(const struct cc_compute_device *d, const struct cc_compute_view *v)
+static int CC_CONTROL_POINT(idle)(const struct cc_compute_device *d, const struct cc_compute_view *v)
 {
-#ifdef CC_TEST_SAMPLE_IDLE /* negative control: sample whatever the bucket says */
-    (void)d;
-    (void)v;
-    return 0;
-#else
     int64_t t = __atomic_load_n(&v->line->tokens, __ATOMIC_RELAXED);
     /* An elastic line above its hard share must keep watching for others'
      * work, busy or not (its bucket, filled at the soft share, says little);
      * at the hard share it is a hard line (elastic.c drops an idle one there). */
     if (d->soft_pm && __atomic_load_n(&v->line->up_limit_pm, __ATOMIC_RELAXED) > d->cap_pm) return 0;
     return t >= d->nominal && !__atomic_load_n(&v->line->throttled, __ATOMIC_RELAXED);
-#endif
 }
 
 static void cycle(struct cc_compute_device *d)
@@ -110,7 +106,15 @@ static void *run(void *arg)
             cc_slock_open(&slock, cc_cfg.state_dir);
         }
         tries++;
-        for (int i = 0; i < n; i++) cycle(cc_compute_dev_at(i));
+        /* The limits file (one lstat), and its SM caps applied here, between
+         * cycles (compute_live.c). */
+        cc_live_poll(0);
+        cc_compute_live_apply();
+        for (int i = 0; i < n; i++) {
+            struct cc_compute_device *d = cc_compute_dev_at(i);
+            /* Uncapped since (the limits file): nothing to refill. */
+            if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) == CC_DEV_CAPPED) cycle(d);
+        }
         cc_cost_poll(0);
         /* Absolute grid: the cadence does not drift with the work done;
          * if we fell behind, skip ahead rather than burst. */

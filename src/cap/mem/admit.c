@@ -1,6 +1,7 @@
 /* The memory cap's admission and view (mem.h): the reserve with its one
  * retry, and what cuMemGetInfo and NVML show the container. */
 #include "cap/cfg.h"
+#include "cap/live.h"
 #include "cap/mem/bind.h"
 #include "cap/mem/mem.h"
 #include "cap/memledger.h"
@@ -35,11 +36,11 @@ static void fresh(int ordinal)
 
 int cc_mem_reserve_overhead(const struct cc_mem_device *m, int ordinal, uint64_t bytes)
 {
-    if (cc_ml_reserve_overhead(m->h, bytes, m->cap) == 0) return 0;
+    if (cc_ml_reserve_overhead(m->h, bytes, cc_mem_cap(m)) == 0) return 0;
     cc_port()->mem_refresh_own();
     cc_ml_sweep();
     cc_mem_refresh_overhead(ordinal);
-    if (cc_ml_reserve_overhead(m->h, bytes, m->cap) == 0) return 0;
+    if (cc_ml_reserve_overhead(m->h, bytes, cc_mem_cap(m)) == 0) return 0;
     cc_ml_count_refusal(m->h);
     return -1;
 }
@@ -47,7 +48,7 @@ int cc_mem_reserve_overhead(const struct cc_mem_device *m, int ordinal, uint64_t
 int cc_mem_reserve_slow(const struct cc_mem_device *m, int ordinal, uint64_t bytes, int count)
 {
     fresh(ordinal);
-    if (__builtin_expect(cc_ml_reserve(m->h, bytes, m->cap) == 0, 1)) return 0;
+    if (__builtin_expect(cc_ml_reserve(m->h, bytes, cc_mem_cap(m)) == 0, 1)) return 0;
     /* Refused (the reserve has swept the dead and waited out contention):
      * drop what of ours may have shrunk meanwhile, and try again only if
      * something did. The overhead is re-measured at most every 50 ms here
@@ -56,6 +57,10 @@ int cc_mem_reserve_slow(const struct cc_mem_device *m, int ordinal, uint64_t byt
      * 5 ms at first: 20-22 us a refusal there against 4.8 here. A shrink
      * of the context's memory (a module unloaded says so at once:
      * cc_mem_overhead_stale) is seen by the first refusal 50 ms later. */
+    /* The cap may have been raised without the region's word (no region
+     * then, or a file replaced by hand): one lstat says. */
+    cc_live_poll(0);
+    if (cc_ml_reserve(m->h, bytes, cc_mem_cap(m)) == 0) return 0;
     uint64_t mine = cc_ml_own(m->h) + cc_ml_overhead(m->h);
     cc_port()->mem_refresh_own();
     struct cc_devrec *r = cc_devrec(ordinal);
@@ -66,12 +71,12 @@ int cc_mem_reserve_slow(const struct cc_mem_device *m, int ordinal, uint64_t byt
             cc_mem_refresh_overhead(ordinal);
         }
     }
-    if (cc_ml_own(m->h) + cc_ml_overhead(m->h) < mine && cc_ml_reserve(m->h, bytes, m->cap) == 0)
+    if (cc_ml_own(m->h) + cc_ml_overhead(m->h) < mine && cc_ml_reserve(m->h, bytes, cc_mem_cap(m)) == 0)
         return 0;
     if (count) cc_ml_count_refusal(m->h);
     cc_debug("memory cap: refusing %llu bytes on device %d (container uses %llu of %llu)",
              (unsigned long long)bytes, ordinal, (unsigned long long)cc_ml_used(m->h),
-             (unsigned long long)m->cap);
+             (unsigned long long)cc_mem_cap(m));
     return -1;
 }
 
@@ -102,7 +107,7 @@ void cc_mem_info(int o, uint64_t phys_free, uint64_t phys_total, uint64_t *free_
         *used_b = phys_total - (phys_free < phys_total ? phys_free : phys_total);
         return;
     }
-    view(m->h, m->cap, m->over, o, phys_free, phys_total, free_b, total_b, used_b);
+    view(m->h, cc_mem_cap(m), m->over, o, phys_free, phys_total, free_b, total_b, used_b);
 }
 
 void cc_mem_info_ledger(int h, uint64_t cap, uint64_t over, uint64_t phys_free, uint64_t phys_total,
@@ -110,6 +115,6 @@ void cc_mem_info_ledger(int h, uint64_t cap, uint64_t over, uint64_t phys_free, 
 {
     int o = cc_mem_bound_ordinal(h);
     const struct cc_mem_device *m = o >= 0 ? cc_mem_dev(o) : NULL;
-    if (m) cap = m->cap, over = m->over; /* as bound: resolved and checked */
+    if (m) cap = cc_mem_cap(m), over = m->over; /* as bound: resolved and checked */
     view(h, cap, over, o, phys_free, phys_total, free_b, total_b, used_b);
 }

@@ -4,6 +4,7 @@
  * modules, libraries' own allocations). */
 #include "cap/cfg.h"
 #include "cap/device.h"
+#include "cap/live.h"
 #include "cap/mem/bind.h"
 #include "cap/mem/mem.h"
 #include "cap/memledger.h"
@@ -53,7 +54,7 @@ static int bind_locked(struct cc_devrec *r, int o, int measure)
     cc_assert_held(cc_device_mu());
     int s = r->mem_state;
     if (s == CC_MEM_UNBOUND) {
-        uint64_t cap = cc_cfg.mem_limit[o];
+        uint64_t cap = cc_cfg_mem_cap(o);
         int known = cc_device_identify_locked(r, o);
         if (!known || !cap) {
             s = known ? CC_MEM_UNCAPPED : CC_MEM_UNBOUND; /* no device yet: try again later */
@@ -88,6 +89,30 @@ const struct cc_mem_device *cc_mem_bind(int o, int measure)
     return s == CC_MEM_BOUND ? &r->mem : NULL;
 }
 
+/* A new cap from the limits file (cap/live.h). A bound device takes it at
+ * once: the next reserve compares against it, and a cap lowered below what
+ * the container holds refuses until frees bring it under (nothing is
+ * taken back). A device that had no cap and now has one is bound at its
+ * next allocation: what this process allocated before is not in the
+ * ledger, so it is charged there as overhead (NVML's figure for the
+ * process minus what the wrappers counted, bind_locked). A removed cap
+ * (0) keeps the device bound with no limit, its memory still counted. */
+void cc_mem_set_cap(int o, uint64_t cap)
+{
+    struct cc_devrec *r = cc_devrec(o);
+    if (!r) return;
+    cc_device_lock();
+    int s = __atomic_load_n(&r->mem_state, __ATOMIC_RELAXED);
+    if (s == CC_MEM_BOUND || s == CC_MEM_UNMEASURED) {
+        uint64_t c = cap ? cap : UINT64_MAX;
+        __atomic_store_n(&r->mem.cap, c, __ATOMIC_RELAXED);
+        cc_ml_set_cap(r->mem.h, c);
+    } else if (s == CC_MEM_UNCAPPED && cap) {
+        /* Release: as the bind's own stores (nothing else changed). */
+        __atomic_store_n(&r->mem_state, CC_MEM_UNBOUND, __ATOMIC_RELEASE);
+    }
+    cc_device_unlock();
+}
 
 /* The ordinal of an allocation whose device the port could not tell: the
  * one capped device there is, else -1. Without a current context the
@@ -100,7 +125,7 @@ int cc_mem_untold(void)
     for (int o = 0; o < CC_MAX_DEVICES; o++) {
         char uuid[CC_PORT_UUID_LEN];
         nvmlDevice_t nvml;
-        if (cc_cfg.mem_limit[o] && cc_port()->device_info(o, uuid, &nvml) == 0)
+        if (cc_cfg_mem_cap(o) && cc_port()->device_info(o, uuid, &nvml) == 0)
             many += only >= 0, only = o;
     }
     return many ? -1 : only;

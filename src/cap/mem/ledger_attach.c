@@ -68,6 +68,10 @@ void ml_go_private_locked(const char *why)
     ml.sh.shared = 0;
 }
 
+/* Try the shared ledger again until the path names a file we can use
+ * (rejoin_locked). */
+static void CC_CONTROL_POINT(want_rejoin)(void) { ml.rejoin = 1; }
+
 void ml_attach_locked(const char *dir)
 {
     cc_assert_held(&ml.mu);
@@ -88,9 +92,7 @@ void ml_attach_locked(const char *dir)
         if (ml.dir[0]) {
             cc_warn("memory cap: the container-wide ledger %s/%s is unavailable; this process "
                     "is capped on its own (per-process cap)", ml.dir, CC_MEM_REGION_FILE);
-#ifndef CC_ML_TEST_NO_REJOIN /* negative control of faults.lib */
-            ml.rejoin = 1; /* until the path names a file we can use: rejoin_locked */
-#endif
+            want_rejoin();
             ml_start_keeper();
         }
         return;
@@ -231,6 +233,26 @@ int cc_ml_device(const char *state_dir, const char *uuid, uint64_t limit)
     if (h < 0)
         cc_log_once(CC_LOG_ERROR, "memory cap: no ledger entry for %s; the device runs uncapped", uuid);
     return h;
+}
+
+void cc_ml_set_cap(int h, uint64_t cap)
+{
+    if (h < 0 || h >= NBINDS) return;
+    struct bind *b = &ml.binds[h];
+    struct ledger *l = __atomic_load_n(&b->l, __ATOMIC_ACQUIRE);
+    if (!l) return;
+    __atomic_store_n(&b->cap, cap, __ATOMIC_RELAXED);
+    int d = __atomic_load_n(&b->d, __ATOMIC_RELAXED);
+    if (l->r && d >= 0 && d < CC_MEM_DEVS) /* display: cudacap status */
+        __atomic_store_n(&l->r->dev[d].limit, ml_bind_cap_shown(b), __ATOMIC_RELAXED);
+}
+
+uint32_t cc_ml_limits_gen(int h)
+{
+    if (h < 0 || h >= NBINDS) return 0;
+    /* Acquire: pairs with the release that published the bind (l->r set). */
+    struct ledger *l = __atomic_load_n(&ml.binds[h].l, __ATOMIC_ACQUIRE);
+    return l == &ml.sh && l->r ? __atomic_load_n(&l->r->limits_gen, __ATOMIC_RELAXED) : 0;
 }
 
 /* ---- fork -------------------------------------------------------------- */

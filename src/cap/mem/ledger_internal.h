@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "cudacap/abi_mem_region.h"
+#include "common/controls.h"
 #include "region/region.h"
 
 #define CC_ML_HIDDEN __attribute__((visibility("hidden")))
@@ -46,7 +47,8 @@ struct bind {
     struct ledger *l;
     int d;
     uint64_t key;
-    uint64_t cap;       /* per-slot clamp (the cap this process applies) */
+    uint64_t cap;       /* per-slot clamp (the cap this process applies; relaxed:
+                         * cc_ml_set_cap changes it while others read it) */
     char uuid[CC_MEM_UUID_LEN];
     uint64_t m_used;    /* mirror of our used[d][slot] (atomic) */
     uint64_t m_ovh;     /* mirror of our overhead[d][slot] */
@@ -80,22 +82,25 @@ static inline uint32_t hw_of(const cc_mem_region_t *r)
     return hw > CC_MEM_SLOTS ? CC_MEM_SLOTS : hw; /* never trust the file */
 }
 
-/* How far the sweep and the sum look: every slot, unless the control
- * build trusts slots_hw as the first version did. */
-static inline uint32_t scan_end(const cc_mem_region_t *r)
+/* How far the sweep and the sum look: every slot (the first version
+ * trusted slots_hw, which the file may lie about). */
+static inline uint32_t CC_CONTROL_POINT(scan_end)(const cc_mem_region_t *r)
 {
-#ifdef CC_ML_TEST_TRUST_HW /* negative control of mem.region.slots */
-    return hw_of(r);
-#else
     (void)r;
     return CC_MEM_SLOTS;
-#endif
 }
 
 /* ledger_attach.c */
 CC_ML_HIDDEN void ml_attach_locked(const char *dir);
 CC_ML_HIDDEN void ml_go_private_locked(const char *why);
 CC_ML_HIDDEN int ml_find_dev(cc_mem_region_t *r, uint64_t key, const char *uuid, uint64_t limit);
+/* The cap a bind shows in the region's device entry: 0 (none) for a cap
+ * removed after binding (UINT64_MAX). */
+static inline uint64_t ml_bind_cap_shown(const struct bind *b)
+{
+    uint64_t c = __atomic_load_n(&b->cap, __ATOMIC_RELAXED);
+    return c == UINT64_MAX ? 0 : c;
+}
 
 /* ledger_slots.c */
 /* Takes a key (and its liveness byte) for us on the region file at fd:

@@ -72,7 +72,7 @@ static void rejoin_locked(void)
         struct bind *b = &ml.binds[h];
         dev[h] = -1;
         if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml.pv) continue;
-        dev[h] = ml_find_dev(r, b->key, b->uuid, b->cap);
+        dev[h] = ml_find_dev(r, b->key, b->uuid, ml_bind_cap_shown(b));
         if (dev[h] < 0) continue; /* no entry: it stays on its own */
         __atomic_store_n(&r->used[dev[h]][s], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
                          __ATOMIC_SEQ_CST);

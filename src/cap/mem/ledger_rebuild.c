@@ -59,12 +59,8 @@ struct cc_region_spec ml_spec(void)
 /* We rebuilt the region (init lock held, so nobody attaches meanwhile):
  * every live process that had a slot re-publishes before we go on, or the
  * bound passes. Live processes are those holding a liveness byte. */
-void ml_rebuild_wait(cc_mem_region_t *r, int fd)
+static void CC_CONTROL_POINT(wait_republished)(cc_mem_region_t *r, int fd)
 {
-#ifdef CC_ML_TEST_NO_REPUBLISH /* negative control of mem.preload.rebuild */
-    (void)r, (void)fd;
-    return;
-#else
     static uint32_t pids[CC_MEM_SLOTS];
     int n = cc_pkey_scan(fd, CC_MEM_LIVE_BASE, pids, CC_MEM_SLOTS), left = n;
     if (n == 0) return;
@@ -95,8 +91,9 @@ void ml_rebuild_wait(cc_mem_region_t *r, int fd)
     }
     cc_info("memory cap: rebuilt %s/%s; %d live process(es) re-published in %.1f ms", ml.dir,
             CC_MEM_REGION_FILE, n - left, (double)(cc_mono_ns() - t0) / 1e6);
-#endif
 }
+
+void ml_rebuild_wait(cc_mem_region_t *r, int fd) { wait_republished(r, fd); }
 
 /* A rebuilt or rejoined region forgot the context size (or holds garbage
  * there): put back ours. */
@@ -104,7 +101,8 @@ void ml_heal_ctx(cc_mem_region_t *r, int d, const struct bind *b)
 {
     uint64_t mine = __atomic_load_n(&b->m_ctx, __ATOMIC_RELAXED);
     uint64_t v = __atomic_load_n(&r->ctx_size[d], __ATOMIC_RELAXED);
-    if (mine && (!v || (b->cap && v > b->cap))) /* forgotten, or garbage */
+    uint64_t cap = __atomic_load_n(&b->cap, __ATOMIC_RELAXED);
+    if (mine && (!v || (cap && v > cap))) /* forgotten, or garbage */
         __atomic_store_n(&r->ctx_size[d], mine, __ATOMIC_RELAXED);
 }
 
@@ -184,14 +182,10 @@ void ml_repair(uint64_t *cell, const uint64_t *mirror)
  * Another entry has it first (a joiner claimed one): our counts move there
  * (new cells first: an over-count, never an under-count, meanwhile). Returns
  * the entry we count in. */
-static int rekey_locked(cc_mem_region_t *r, struct bind *b, int s)
+static int CC_CONTROL_POINT(rekey_locked)(cc_mem_region_t *r, struct bind *b, int s)
 {
     cc_assert_held(&ml.mu);
     int d = __atomic_load_n(&b->d, __ATOMIC_RELAXED);
-#ifdef CC_ML_TEST_NO_REKEY /* negative control of faults.lib */
-    (void)r, (void)s;
-    return d;
-#endif
     uint64_t k = __atomic_load_n(&r->dev[d].key, __ATOMIC_ACQUIRE);
     if (__builtin_expect(k == b->key, 1) && d == 0) return d; /* first entry, ours */
     int first = -1;
@@ -216,13 +210,8 @@ static int rekey_locked(cc_mem_region_t *r, struct bind *b, int s)
     return nd;
 }
 
-/* Makes our slot in the region say what this process holds (ml.mu held). */
-void ml_republish_locked(int full)
+static void CC_CONTROL_POINT(republish_locked)(int full)
 {
-    cc_assert_held(&ml.mu);
-#ifdef CC_ML_TEST_NO_REPUBLISH
-    return;
-#endif
     if (!ml.sh.r || !ml.sh.shared || __atomic_load_n(&ml.sh.slot, __ATOMIC_RELAXED) < 0) return;
     struct cc_region_spec spec = ml_spec();
     cc_mem_region_t *r = ml.sh.r;
@@ -260,7 +249,7 @@ void ml_republish_locked(int full)
     for (int h = 0; h < ml.nbinds; h++) {
         struct bind *b = &ml.binds[h];
         if (__atomic_load_n(&b->l, __ATOMIC_RELAXED) != &ml.sh) continue;
-        int d = ml_find_dev(r, b->key, b->uuid, b->cap);
+        int d = ml_find_dev(r, b->key, b->uuid, ml_bind_cap_shown(b));
         if (d < 0) continue; /* no entry: its bytes stay out (warned at bind) */
         __atomic_store_n(&r->used[d][ns], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
                          __ATOMIC_SEQ_CST);
@@ -279,6 +268,13 @@ void ml_republish_locked(int full)
     __atomic_store_n(&ml.sh.gen, gen, __ATOMIC_RELAXED);
     cc_info("memory cap: re-published this process's memory into %s/%s (slot %d)", ml.dir,
             CC_MEM_REGION_FILE, ns);
+}
+
+/* Makes our slot in the region say what this process holds (ml.mu held). */
+void ml_republish_locked(int full)
+{
+    cc_assert_held(&ml.mu);
+    republish_locked(full);
 }
 
 /* What the keeper checks (full: also whether the path names another file),

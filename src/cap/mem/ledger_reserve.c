@@ -76,6 +76,30 @@ static inline struct ledger *ledger_of(int h, int *d, int *slot)
     return l;
 }
 
+/* What another process's slot i counts for on device d: nothing when the
+ * slot has no owner, at most clampv. */
+static inline uint64_t CC_CONTROL_POINT(slot_use)(const cc_mem_region_t *r, uint32_t i, int d, uint64_t clampv)
+{
+    if (!__atomic_load_n(&r->proc[i].owner, __ATOMIC_SEQ_CST)) return 0;
+    uint64_t v = sat_add(__atomic_load_n(&r->used[d][i], __ATOMIC_SEQ_CST),
+                         __atomic_load_n(&r->overhead[d][i], __ATOMIC_SEQ_CST));
+    return v > clampv ? clampv : v;
+}
+
+/* The container's use of device d: our own (exact, never clamped) and
+ * every other slot's (slot_use). */
+static uint64_t CC_CONTROL_POINT(container_use)(const struct ledger *l, const struct bind *b, int d, int mine,
+                                                uint64_t own)
+{
+    /* Another slot over the cap refuses everything: cap + 1 says as much. */
+    uint64_t cap = __atomic_load_n(&b->cap, __ATOMIC_RELAXED);
+    uint64_t clampv = cap && cap < UINT64_MAX ? cap + 1 : UINT64_MAX;
+    uint32_t end = scan_end(l->r);
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < end; i++) s = sat_add(s, (int)i == mine ? own : slot_use(l->r, i, d, clampv));
+    return s;
+}
+
 /* Container's use of device d: every owned slot, each at most clampv, our
  * own at least its mirror. Cost: 512 owner words (8 KiB, sequential) plus
  * the counts of the owned slots. */
@@ -86,49 +110,15 @@ static uint64_t sum_dev(const struct ledger *l, const struct bind *b, int d, int
     uint64_t mirror = sat_add(__atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
                               __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST));
     if (own < mirror) own = mirror;
-#ifdef CC_ML_TEST_LOCAL_ONLY
-    /* Negative control: a per-process cap instead of the container-wide one. */
-    return own;
-#else
-    /* Another slot over the cap refuses everything: cap + 1 says as much. */
-    uint64_t clampv = b->cap && b->cap < UINT64_MAX ? b->cap + 1 : UINT64_MAX;
-    uint32_t end = scan_end(l->r);
-    uint64_t s = 0;
-    for (uint32_t i = 0; i < end; i++) {
-        uint64_t v;
-        if ((int)i == mine) {
-            s = sat_add(s, own); /* ours is exact: never clamped */
-            continue;
-        } else {
-#ifndef CC_ML_TEST_TRUST_HW
-            if (!__atomic_load_n(&l->r->proc[i].owner, __ATOMIC_SEQ_CST)) continue;
-#endif
-            v = sat_add(__atomic_load_n(&l->r->used[d][i], __ATOMIC_SEQ_CST),
-                        __atomic_load_n(&l->r->overhead[d][i], __ATOMIC_SEQ_CST));
-        }
-#ifndef CC_ML_TEST_TRUST_HW
-        if (v > clampv) v = clampv;
-#else
-        (void)clampv;
-#endif
-        s = sat_add(s, v);
-    }
-    return s;
-#endif
+    return container_use(l, b, d, mine, own);
 }
 
 /* The container's oversubscription in use on device d: host_used of every
  * owned slot, each other one at most over + 1, our own at least its mirror
  * (the same rules as sum_dev, on the second dimension). */
-static uint64_t sum_host(const struct ledger *l, const struct bind *b, int d, int mine, uint64_t over)
+static uint64_t CC_CONTROL_POINT(container_host)(const struct ledger *l, int d, int mine, uint64_t own,
+                                                 uint64_t over)
 {
-    uint64_t own = __atomic_load_n(&l->r->host_used[d][mine], __ATOMIC_SEQ_CST);
-    uint64_t mirror = __atomic_load_n(&b->m_host, __ATOMIC_SEQ_CST);
-    if (own < mirror) own = mirror;
-#ifdef CC_ML_TEST_LOCAL_ONLY
-    (void)over;
-    return own;
-#else
     uint64_t clampv = over && over < UINT64_MAX ? over + 1 : UINT64_MAX, s = 0;
     for (uint32_t i = 0; i < CC_MEM_SLOTS; i++) {
         if ((int)i == mine) {
@@ -140,7 +130,14 @@ static uint64_t sum_host(const struct ledger *l, const struct bind *b, int d, in
         s = sat_add(s, v > clampv ? clampv : v);
     }
     return s;
-#endif
+}
+
+static uint64_t sum_host(const struct ledger *l, const struct bind *b, int d, int mine, uint64_t over)
+{
+    uint64_t own = __atomic_load_n(&l->r->host_used[d][mine], __ATOMIC_SEQ_CST);
+    uint64_t mirror = __atomic_load_n(&b->m_host, __ATOMIC_SEQ_CST);
+    if (own < mirror) own = mirror;
+    return container_host(l, d, mine, own, over);
 }
 
 #define RESERVE_TRIES 8
@@ -267,7 +264,7 @@ uint64_t cc_ml_ctx_size(int h)
     struct ledger *l = ledger_of(h, &d, &slot);
     if (!l) return 0;
     uint64_t v = __atomic_load_n(&l->r->ctx_size[d], __ATOMIC_RELAXED);
-    uint64_t cap = ml.binds[h].cap;
+    uint64_t cap = __atomic_load_n(&ml.binds[h].cap, __ATOMIC_RELAXED);
     if (cap && v > cap) v = 0; /* garbage (no context is larger than the cap): unknown */
     if (v) __atomic_store_n(&ml.binds[h].m_ctx, v, __ATOMIC_RELAXED); /* kept for a rebuild */
     else v = __atomic_load_n(&ml.binds[h].m_ctx, __ATOMIC_RELAXED);

@@ -81,15 +81,8 @@ static int owner_alive(uint32_t key, uint64_t start_time)
     return key < CC_KEY_PIDS ? cc_ml_pid_alive(key, start_time) : 1;
 }
 
-/* Reaps slot i if its owner (or its interrupted reaper) is dead, or if it
- * names our own key without being our slot (left by this process before an
- * exec, or a copy). Returns 1 when reaped. */
-int ml_reap_if_dead(cc_mem_region_t *r, int i, int mine)
+static int CC_CONTROL_POINT(reap_dead)(cc_mem_region_t *r, int i, int mine)
 {
-#ifdef CC_ML_TEST_NO_SWEEP
-    (void)r, (void)i, (void)mine, (void)owner_alive;
-    return 0; /* negative control: killed processes' bytes stay */
-#else
     uint32_t o = __atomic_load_n(&r->proc[i].owner, __ATOMIC_ACQUIRE);
     if (o == 0 || i == mine) return 0;
     uint32_t me = ml.key;
@@ -107,8 +100,12 @@ int ml_reap_if_dead(cc_mem_region_t *r, int i, int mine)
         return 0;
     ml_clear_slot(r, i);
     return 1;
-#endif
 }
+
+/* Reaps slot i if its owner (or its interrupted reaper) is dead, or if it
+ * names our own key without being our slot (left by this process before an
+ * exec, or a copy). Returns 1 when reaped. */
+int ml_reap_if_dead(cc_mem_region_t *r, int i, int mine) { return reap_dead(r, i, mine); }
 
 int ml_sweep(struct ledger *l)
 {

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cap/device.h"
+#include "cap/live.h"
 #include "cap/mem/mem_device.h"
 #include "cap/memledger.h"
 #include "cap/port.h"
@@ -71,8 +72,9 @@ static inline const struct cc_mem_device *cc_mem_here(int *ordinal)
 static inline int cc_mem_reserve_n(const struct cc_mem_device *m, int ordinal, uint64_t bytes, int count)
 {
     const struct cc_devrec *r = cc_devrec(ordinal);
+    cc_live_check(m->h); /* caps changed while running (cap/live.h) */
     if (__builtin_expect(r && !__atomic_load_n(&r->mem_stale, __ATOMIC_RELAXED), 1) &&
-        __builtin_expect(cc_ml_reserve(m->h, bytes, m->cap) == 0, 1))
+        __builtin_expect(cc_ml_reserve(m->h, bytes, cc_mem_cap(m)) == 0, 1))
         return 0;
     return cc_mem_reserve_slow(m, ordinal, bytes, count);
 }
@@ -136,7 +138,5 @@ void cc_mem_ctx_settle(struct cc_ctx_adm *a, int created);
 int cc_mem_ctx_unlearned(int ordinal);
 /* The size a new context on m is expected to take. */
 uint64_t cc_mem_ctx_expected(const struct cc_mem_device *m);
-/* Test builds (-DCC_TEST_CTX_CONTROL): whether CC_TEST_CTX_CONTROL=what. */
-int cc_mem_test_control(const char *what);
 
 #endif

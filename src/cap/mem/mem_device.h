@@ -11,9 +11,19 @@
  * memory and the cap it is held to. */
 struct cc_mem_device {
     int h;        /* ledger handle (cap/memledger.h), one per device UUID */
-    uint64_t cap; /* bytes, > 0 (an uncapped device is never handed out) */
-    uint64_t over; /* bytes allowed beyond cap in host memory (oversubscription); 0 none */
+    /* bytes, > 0: read with cc_mem_cap (relaxed; the limits file may change
+     * it while the process runs, cap/live.c). UINT64_MAX: the cap was
+     * removed after binding; what this process allocates is still counted. */
+    uint64_t cap;
+    uint64_t over; /* bytes allowed beyond cap in host memory (oversubscription); 0 none;
+                    * set at bind, not changed while the process runs */
 };
+
+/* The cap m is held to now. */
+static inline uint64_t cc_mem_cap(const struct cc_mem_device *m)
+{
+    return __atomic_load_n(&m->cap, __ATOMIC_RELAXED);
+}
 
 /* Where a record's binding stands (its mem_state; acquire/release: the
  * record's mem is written before the release store that publishes

@@ -11,10 +11,37 @@
 #include "cap/memledger.h"
 #include "cap/port.h"
 #include "common/clock.h"
+#include "common/controls.h"
 #include "common/log.h"
 #include "os/os.h"
 
 #define MiB(x) ((unsigned long long)((x) >> 20))
+
+/* Whether host memory can serve oversubscription on device o at all: the
+ * device has concurrent managed access and the container's memory limit is
+ * not below it. Each refusal said. */
+static int CC_CONTROL_POINT(host_can_back)(int o, uint64_t over, uint64_t cap, int conc)
+{
+    if (!conc) {
+        cc_error("memory oversubscription on device %d refused: the device has no concurrent managed "
+                 "access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS 0), so host memory cannot serve "
+                 "it while kernels run; the device is held to its cap of %llu MiB", o, MiB(cap));
+        return 0;
+    }
+    struct cc_os_hostmem hm;
+    cc_os_host_memory(&hm);
+    if (hm.cg_limit != UINT64_MAX && over > hm.cg_limit) {
+        cc_error("memory oversubscription on device %d refused: %llu MiB asked, but the container's "
+                 "memory limit (cgroup %s) is %llu MiB and cannot back it; the device is held to its "
+                 "cap of %llu MiB", o, MiB(over), hm.cg_source, MiB(hm.cg_limit), MiB(cap));
+        return 0;
+    }
+    if (hm.avail != UINT64_MAX && over > hm.avail)
+        cc_warn("memory oversubscription on device %d: %llu MiB allowed, the node has %llu MiB "
+                "available now; allocations beyond what it can back will be refused", o, MiB(over),
+                MiB(hm.avail));
+    return 1;
+}
 
 void cc_mem_over_bind(struct cc_mem_device *m, int o)
 {
@@ -28,36 +55,13 @@ void cc_mem_over_bind(struct cc_mem_device *m, int o)
         return;
     }
     cc_config_over_resolve(&cap, &over, spill, total);
-    m->cap = cap; /* a spilling cap larger than the card: the card's */
-    if (!over) return;
-#ifndef CC_TEST_OVER_NO_CHECKS /* negative control: no safety checks */
-    if (!conc) {
-        cc_error("memory oversubscription on device %d refused: the device has no concurrent managed "
-                 "access (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS 0), so host memory cannot serve "
-                 "it while kernels run; the device is held to its cap of %llu MiB", o, MiB(cap));
-        return;
-    }
-    struct cc_os_hostmem hm;
-    cc_os_host_memory(&hm);
-    if (hm.cg_limit != UINT64_MAX && over > hm.cg_limit) {
-        cc_error("memory oversubscription on device %d refused: %llu MiB asked, but the container's "
-                 "memory limit (cgroup %s) is %llu MiB and cannot back it; the device is held to its "
-                 "cap of %llu MiB", o, MiB(over), hm.cg_source, MiB(hm.cg_limit), MiB(cap));
-        return;
-    }
-    if (hm.avail != UINT64_MAX && over > hm.avail)
-        cc_warn("memory oversubscription on device %d: %llu MiB allowed, the node has %llu MiB "
-                "available now; allocations beyond what it can back will be refused", o, MiB(over),
-                MiB(hm.avail));
-#else
-    (void)conc;
-#endif
+    m->cap = cap; /* a spilling cap larger than the card: the card's (the device lock is held) */
+    if (!over || !host_can_back(o, over, cap, conc)) return;
     m->over = over;
     cc_info("memory cap on device %d: %llu MiB on the device, up to %llu MiB more in host memory", o,
             MiB(cap), MiB(over));
 }
 
-#ifndef CC_TEST_OVER_NO_CHECKS
 /* Refusals for want of host memory are said at most once a second (a loop
  * retrying at the limit would flood stderr). */
 static uint64_t said_ns;
@@ -72,26 +76,30 @@ static void say(int o, uint64_t bytes, const char *what, uint64_t room)
             MiB(bytes), what, MiB(room));
 }
 
-#endif
-
-int cc_mem_over_admit(const struct cc_mem_device *m, int o, uint64_t bytes)
+/* Whether what the node and the container's cgroup have left can back
+ * bytes more (said when not). */
+static int CC_CONTROL_POINT(host_has_room)(int o, uint64_t bytes)
 {
-#ifndef CC_TEST_OVER_NO_CHECKS
     struct cc_os_hostmem hm;
     cc_os_host_memory(&hm);
     uint64_t cg = hm.cg_limit == UINT64_MAX ? UINT64_MAX
                   : hm.cg_limit > hm.cg_used  ? hm.cg_limit - hm.cg_used
                                               : 0;
-    if (bytes > cg || bytes > hm.avail) {
-        int by_cg = cg < hm.avail;
-        char what[64];
-        snprintf(what, sizeof what, by_cg ? "the container's memory limit (cgroup %s)" : "the node (MemAvailable)",
-                 hm.cg_source);
-        say(o, bytes, what, by_cg ? cg : hm.avail);
+    if (bytes <= cg && bytes <= hm.avail) return 1;
+    int by_cg = cg < hm.avail;
+    char what[64];
+    snprintf(what, sizeof what, by_cg ? "the container's memory limit (cgroup %s)" : "the node (MemAvailable)",
+             hm.cg_source);
+    say(o, bytes, what, by_cg ? cg : hm.avail);
+    return 0;
+}
+
+int cc_mem_over_admit(const struct cc_mem_device *m, int o, uint64_t bytes)
+{
+    if (!host_has_room(o, bytes)) {
         cc_ml_count_refusal(m->h);
         return -1;
     }
-#endif
     if (cc_ml_host_reserve(m->h, bytes, m->over) == 0) return 0;
     cc_ml_count_refusal(m->h);
     cc_debug("memory cap: refusing %llu bytes of oversubscription on device %d (container uses %llu "

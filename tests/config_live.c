@@ -1,0 +1,226 @@
+/* Caps changed while the container runs (docs/configuration.md, "Changing
+ * caps while the container runs"): `cudacap set` on a folder prepared with
+ * --mem 1g --sm 30, this process capped from that limits file.
+ *
+ *   config_live mem   holds 768 MiB under 1 GiB; set --mem 2g: the same
+ *                     process reaches 1.75 GiB; set --mem 1g below its use:
+ *                     the next allocation is refused and `cudacap status`
+ *                     says "over cap after a decrease"; after frees bring
+ *                     it under, admitted again.
+ *   config_live sm    saturates the device at cap 30 for 3 s; set --sm 60:
+ *                     from 1 s after the change, the busy share over the
+ *                     next 3 s is 0.60 +- 0.03 (and was 0.30 +- 0.03).
+ *
+ * Controls (WILL_FAIL, tests/limits.cmake): the library built with
+ * CC_TEST_NO_LIVE reads the caps once, at start: the raise to 2 GiB is
+ * refused (mem) and the share stays at 0.30 (sm), every run.
+ * From CTest: $CLI and the preload environment. */
+#include <cuda.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "compute_mp.h"
+#include "spin_setup.h"
+
+#define MIB (1ull << 20)
+
+static const char *cli, *root;
+static char dir[600];
+
+/* Runs the CLI without the preload; its output in buf. Exit status. */
+static int run_cli(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int run_cli(char *buf, size_t len, const char *fmt, ...)
+{
+    char args[512], cmd[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "env -u LD_PRELOAD '%s' %s 2>&1", cli, args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(buf, 1, len - 1, p);
+    buf[n] = 0;
+    int st = pclose(p);
+    printf("$ cudacap %s\n%s", args, buf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static CUdeviceptr chunk[64];
+static int nchunks;
+
+static int alloc64(void)
+{
+    CUdeviceptr p;
+    if (nchunks >= 64 || cuMemAlloc(&p, 64 * MIB) != CUDA_SUCCESS) return -1;
+    chunk[nchunks++] = p;
+    return 0;
+}
+
+static uint64_t total_now(void)
+{
+    size_t fr = 0, tot = 0;
+    CHECK_CU(cuMemGetInfo(&fr, &tot));
+    return tot;
+}
+
+static int mem_mode(void)
+{
+    char out[4096];
+    CUfunction fn;
+    CUstream stream;
+    int sms;
+    spin_setup("spin_1500us", &fn, &stream, &sms); /* the context; the rest unused */
+    if (check_failures) CHECK_EXIT();
+    for (int i = 0; i < 12; i++) CHECK(alloc64() == 0, "chunk %d of 768 MiB refused under 1 GiB", i);
+    CHECK(total_now() == 1024 * MIB, "total %llu, not 1 GiB", (unsigned long long)total_now());
+    CUdeviceptr big;
+    CUresult r = cuMemAlloc(&big, 512 * MIB);
+    CHECK(r == CUDA_ERROR_OUT_OF_MEMORY, "512 MiB more under 1 GiB: %d", (int)r);
+    if (check_failures) CHECK_EXIT();
+
+    CHECK(run_cli(out, sizeof out, "set --mem 2g %s", dir) == 0, "set --mem 2g failed");
+    CHECK(strstr(out, "memory cap 1.00 GiB -> 2.00 GiB") != NULL, "set does not say what changed");
+    int got = 0;
+    while (nchunks < 28 && alloc64() == 0) got++;
+    printf("after the raise: %d more chunks, %d MiB held\n", got, nchunks * 64);
+    CHECK(nchunks == 28, "reached %d MiB, not 1.75 GiB, after the raise to 2 GiB", nchunks * 64);
+    CHECK(total_now() == 2048 * MIB, "total %llu after the raise", (unsigned long long)total_now());
+    if (check_failures) CHECK_EXIT();
+
+    /* Files that change but cannot be trusted, each seen by the refused
+     * allocation's look at the file: a raise to 8 GiB whose checksum was not
+     * updated, a truncated file, a FIFO (never waited on), a link to a good
+     * file elsewhere. Each time the cap stays 2 GiB, and nothing hangs (the
+     * test's timeout). */
+    char path[700], good[700];
+    snprintf(path, sizeof path, "%s/limits.d/limits", dir);
+    snprintf(good, sizeof good, "%s/good-limits", root);
+    static const char *const bad[] = {"forged", "truncated", "fifo", "symlink"};
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", path, good);
+    CHECK(system(cmd) == 0, "cp");
+    for (int k = 0; k < 4; k++) {
+        if (k == 0)
+            snprintf(cmd, sizeof cmd, "sed 's/^mem .*/mem 8589934592/' '%s' > '%s.new' && mv '%s.new' '%s'",
+                     good, path, path, path);
+        else if (k == 1) snprintf(cmd, sizeof cmd, "head -2 '%s' > '%s.new' && mv '%s.new' '%s'", good, path, path, path);
+        else if (k == 2) snprintf(cmd, sizeof cmd, "rm -f '%s' && mkfifo '%s'", path, path);
+        else snprintf(cmd, sizeof cmd, "rm -f '%s' && ln -s '%s' '%s'", path, good, path);
+        CHECK(system(cmd) == 0, "%s", cmd);
+        CHECK(alloc64() != 0, "a %s limits file: 64 MiB admitted past the 2 GiB cap", bad[k]);
+        CHECK(total_now() == 2048 * MIB, "a %s limits file: total %llu", bad[k],
+              (unsigned long long)total_now());
+    }
+    snprintf(cmd, sizeof cmd, "rm -f '%s' && cp '%s' '%s' && chmod 644 '%s'", path, good, path, path);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    if (check_failures) CHECK_EXIT();
+
+    CHECK(run_cli(out, sizeof out, "set --mem 1g %s", dir) == 0, "set --mem 1g failed");
+    CHECK(alloc64() != 0, "64 MiB admitted at 1.75 GiB held under a lowered 1 GiB cap");
+    CHECK(nchunks == 28, "no process memory taken back: %d chunks", nchunks);
+    run_cli(out, sizeof out, "status %s", root);
+    CHECK(strstr(out, "over cap after a decrease") != NULL, "status does not say over cap");
+    run_cli(out, sizeof out, "status --json %s", root);
+    CHECK(strstr(out, "\"memory_over_cap\":true") != NULL, "status --json: memory_over_cap not true");
+    /* Frees down to 704 MiB: under the cap again with room for one more
+     * (the simulator's context takes 256 MiB of the 1 GiB). */
+    while (nchunks > 11) CHECK_CU(cuMemFree(chunk[--nchunks]));
+    CHECK(alloc64() == 0, "64 MiB refused at 704 MiB under 1 GiB after the frees");
+    run_cli(out, sizeof out, "status --json %s", root);
+    CHECK(strstr(out, "\"memory_over_cap\":false") != NULL, "still over cap after the frees");
+    return check_failures ? 1 : 0;
+}
+
+/* Device time completed per 100 ms bucket since t0 (one-wave 1.5 ms
+ * kernels, 4 per sync), until t_end. */
+#define BUCKETS 80
+static double work[BUCKETS];
+/* The main thread's time waiting for a CPU (/proc/thread-self/schedstat,
+ * second field, ns) when each bucket began: time the loop wanted to run and
+ * could not, which no cap causes. */
+static uint64_t waited[BUCKETS + 1];
+
+static uint64_t runq_wait_ns(void)
+{
+    unsigned long long run = 0, wait = 0;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    if (!f) return 0;
+    if (fscanf(f, "%llu %llu", &run, &wait) != 2) wait = 0;
+    fclose(f);
+    return wait;
+}
+
+static int sm_mode(void)
+{
+    char out[4096];
+    CUfunction fn;
+    CUstream stream;
+    int sms;
+    spin_setup("spin_1500us", &fn, &stream, &sms);
+    if (check_failures) CHECK_EXIT();
+    uint64_t t0 = mp_now(), change = t0 + 3000000000ull, end = t0 + 7000000000ull;
+    int changed = 0;
+    uint64_t changed_at = 0;
+    size_t next_b = 0; /* the first bucket whose start's wait is not recorded */
+    while (mp_now() < end) {
+        for (int i = 0; i < 4; i++)
+            CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
+        CHECK_CU(cuStreamSynchronize(stream));
+        if (check_failures) CHECK_EXIT();
+        uint64_t now = mp_now();
+        size_t b = (size_t)((now - t0) / 100000000ull);
+        if (b < BUCKETS) work[b] += 4 * 1.5e-3;
+        while (next_b <= b && next_b <= BUCKETS) waited[next_b++] = runq_wait_ns();
+        if (!changed && now >= change) {
+            changed = 1;
+            CHECK(run_cli(out, sizeof out, "set --sm 60 %s", dir) == 0, "set --sm 60 failed");
+            changed_at = mp_now();
+        }
+    }
+    while (next_b <= BUCKETS) waited[next_b++] = runq_wait_ns(); /* buckets the loop did not reach */
+    /* Shares: 1-3 s (before), and 1 s after the change for 3 s. */
+    double before = 0, after = 0;
+    for (int b = 10; b < 30; b++) before += work[b];
+    size_t a0 = (size_t)((changed_at - t0) / 100000000ull) + 10;
+    for (size_t b = a0; b < a0 + 30 && b < BUCKETS; b++) after += work[b];
+    before /= 2.0, after /= 3.0;
+    /* Starved of CPU (2 cores shared with a suite), the loop cannot keep
+     * even its share busy: the lower bars drop by the share of the window
+     * it spent waiting for a CPU. The upper bars never move. */
+    size_t a1 = a0 + 30 < BUCKETS ? a0 + 30 : BUCKETS;
+    double wb = (double)(waited[30] - waited[10]) / 2e9, wa = (double)(waited[a1] - waited[a0]) / 3e9;
+    if (wb < 0) wb = 0;
+    if (wa < 0) wa = 0;
+    printf("busy share: %.3f at cap 30 (1-3 s), %.3f at cap 60 (1-4 s after the change); "
+           "waiting for a CPU %.3f and %.3f of those windows\n", before, after, wb, wa);
+    CHECK(before > 0.27 - wb && before < 0.33, "share %.3f at cap 30", before);
+    CHECK(after > 0.57 - wa && after < 0.63, "share %.3f 1 s after the raise to 60", after);
+    return check_failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    cli = getenv("CLI");
+    root = getenv("CUDACAP_STATE_DIR");
+    if (argc != 2 || !cli || !root) {
+        fprintf(stderr, "usage: CLI=... CUDACAP_STATE_DIR=... config_live mem|sm\n");
+        return 2;
+    }
+    /* The container's folder under the root `cudacap status` lists. */
+    mkdir(root, 0700);
+    snprintf(dir, sizeof dir, "%s/c", root);
+    setenv("CUDACAP_STATE_DIR", dir, 1);
+    char out[2048];
+    /* The folder prepared before the first CUDA call reads the caps. */
+    CHECK(run_cli(out, sizeof out, "prepare --mem 1g --sm 30 %s", dir) == 0, "prepare failed");
+    if (check_failures) CHECK_EXIT();
+    if (!strcmp(argv[1], "mem")) return mem_mode();
+    if (!strcmp(argv[1], "sm")) return sm_mode();
+    return 2;
+}

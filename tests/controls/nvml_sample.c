@@ -1,0 +1,11 @@
+/* Controls of src/cap/compute/nvml_sample.c (src/common/controls.h says how). */
+#pragma GCC diagnostic ignored "-Wunused-function" /* the replaced control points */
+
+#ifdef CC_TEST_NO_DEVICE_QUERY /* compute.watcher.cheap.control: always the per-process samples */
+#define device_wide(d, mine) ((void)(d), (void)(mine), 0)
+#endif
+#ifdef CC_TEST_EMPTY_IS_IDLE /* compute.nvmlperiod.control: the first version's rule, every poll asks */
+#define not_due(c, now, poll_gap) ((void)(c), (void)(now), (void)(poll_gap), 0)
+#endif
+
+#include "cap/compute/nvml_sample.c"
