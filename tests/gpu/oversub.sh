@@ -35,20 +35,23 @@ sample_during() {
   echo "device memory.used: $base MiB before, highest $peak MiB (+$((peak - base)) MiB)"
   echo "PEAK $((peak - base))"; return $rc
 }
+# peak_ok OUTPUT WHAT: the PEAK line of sample_during's OUTPUT within 4 GiB
+peak_ok() {
+  local p; p=$(echo "$1" | awk '/^PEAK/ {print $2}')
+  [ -n "$p" ] && [ "$p" -le 4096 ]; ok $? "$2: device usage within 4 GiB (+$p MiB)"
+}
 
 echo "== 1. about 7.5 GiB under 4 GiB + 4 GiB"
 rm -rf "${ST:?}"/*
 out=$(sample_during over python3 "$D/oversub_torch.py" alloc 8); rc=$?; echo "$out"
-peak=$(echo "$out" | awk '/^PEAK/ {print $2}')
 ok $rc "allocated about 7.5 GiB, contents intact"
-[ -n "$peak" ] && [ "$peak" -le 4096 ]; ok $? "device usage within 4 GiB (+$peak MiB)"
+peak_ok "$out" "4 GiB + 4 GiB"
 echo "-- the seed's names: CUDA_MEM_LIMIT_0=8g CUDA_MEM_RATIO_0=2"
 rm -rf "${ST:?}"/*
 out=$(sample_during env LD_PRELOAD="$LIB" CUDA_MEM_LIMIT_0=8g CUDA_MEM_RATIO_0=2 timeout 300 \
       python3 "$D/oversub_torch.py" alloc 8); rc=$?; echo "$out"
-peak=$(echo "$out" | awk '/^PEAK/ {print $2}')
 ok $rc "seed ratio: about 7.5 GiB"
-[ -n "$peak" ] && [ "$peak" -le 4096 ]; ok $? "seed ratio: device usage within 4 GiB (+$peak MiB)"
+peak_ok "$out" "seed ratio"
 echo "   (the seed system itself: 7.25 GiB allocated, 3.76 GiB of it on the device; issue 27)"
 
 echo "== 2. matmul over tensors beyond the cap"
@@ -61,9 +64,8 @@ env LD_PRELOAD="$LIB" CUDACAP_MEM_LIMIT=4g timeout 300 python3 "$D/oversub_torch
 [ $? = 3 ]; ok $? "control: 4 GiB alone runs out of memory"
 rm -rf "${ST:?}"/*
 out=$(sample_during over python3 "$D/oversub_torch.py" train 8192); rc=$?; echo "$out"
-peak=$(echo "$out" | awk '/^PEAK/ {print $2}')
 ok $rc "the step completes with 4 GiB + 4 GiB"
-[ -n "$peak" ] && [ "$peak" -le 4096 ]; ok $? "training: device usage within 4 GiB (+$peak MiB)"
+peak_ok "$out" "training"
 
 echo "== $fails failure(s)"
 [ "$fails" = 0 ]
