@@ -35,10 +35,8 @@ void cc_mem_track_managed(uint64_t key, const struct cc_mem_device *m, int o, ui
     if (__builtin_expect(cc_at_put(CC_AT_PTR, key, &v) != 0, 0)) cc_mem_track_lost();
 }
 
-void cc_mem_untrack_linear(const struct cc_at_val *v)
+void cc_mem_untrack_managed(const struct cc_at_val *v)
 {
-    cc_ml_release(v->h, v->bytes);
-    if ((v->aux & 0xff) != CC_AT_AUX_MANAGED) return;
     struct cc_devrec *r = cc_devrec((int)(v->aux >> 8));
     if (!r) return;
     /* Never below zero (a fork child forgot the parent's). */
