@@ -65,6 +65,7 @@ static void load(void)
     long sd = env_long("CUDACAP_SIM_SLOWDOWN_PCT", 0);
     g_cfg.slowdown_pct = (uint32_t)(sd < 0 ? 0 : sd > 200 ? 200 : sd);
     g_cfg.no_stream_device = env_long("CUDACAP_SIM_NO_STREAM_DEVICE", 0) == 1;
+    g_cfg.no_concurrent_managed = env_long("CUDACAP_SIM_NO_CONCURRENT_MANAGED", 0) == 1;
 }
 
 const struct sim_config *sim_config(void)

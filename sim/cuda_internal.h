@@ -130,12 +130,18 @@ struct sim_alloc {
     struct sim_pool *pool;
     void *vmm;                /* struct sim_vmm_handle for AK_VMM */
     size_t vmm_off;
+    int pref;                 /* AK_MANAGED: preferred location (cuMemAdvise): 0 none, -1 host, dev + 1 */
 };
 CUdeviceptr sim_va_alloc(size_t size, size_t align);
 int sim_alloc_insert(const struct sim_alloc *a);      /* lock held */
 struct sim_alloc *sim_alloc_find(CUdeviceptr p);      /* containing; lock held */
+struct sim_alloc *sim_alloc_next(CUdeviceptr p);      /* the first at or above p; lock held */
+int cuSimTestManaged(unsigned long long *bytes, unsigned long long *host_pref); /* cuda_managed.c */
 int sim_alloc_remove(CUdeviceptr base, struct sim_alloc *out); /* exact base; lock held */
 CUresult sim_free_ptr(CUdeviceptr p);                 /* any kind */
+/* A linear allocation of kind on the current device, charge bytes counted
+ * there (0: host-resident managed memory, cuda_managed.c). */
+CUresult sim_alloc_kind(CUdeviceptr *dptr, size_t bytes, uint64_t charge, int kind);
 void *sim_vmm_backing(void *handle, size_t off, size_t len); /* cuda_vmm.c, lock held */
 
 /* Graph memory (cuda_graph.c). */

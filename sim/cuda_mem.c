@@ -66,6 +66,12 @@ struct sim_alloc *sim_alloc_find(CUdeviceptr p)
     return p >= a->base && p < a->base + (a->size ? a->size : 1) ? a : NULL;
 }
 
+struct sim_alloc *sim_alloc_next(CUdeviceptr p)
+{
+    size_t i = lower_bound(p);
+    return i < g_n ? &g_tab[i] : NULL;
+}
+
 int sim_alloc_remove(CUdeviceptr base, struct sim_alloc *out)
 {
     size_t i = lower_bound(base);
@@ -115,7 +121,7 @@ static CUresult unsafe_call(void)
     return r;
 }
 
-static CUresult alloc_kind(CUdeviceptr *dptr, size_t bytes, uint64_t charge, int kind)
+CUresult sim_alloc_kind(CUdeviceptr *dptr, size_t bytes, uint64_t charge, int kind)
 {
     int dev;
     CUresult r = sim_cur_dev(&dev);
@@ -142,13 +148,7 @@ static CUresult alloc_kind(CUdeviceptr *dptr, size_t bytes, uint64_t charge, int
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-    return alloc_kind(dptr, bytesize, bytesize, AK_DEVICE);
-}
-
-CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
-{
-    (void)flags;
-    return alloc_kind(dptr, bytesize, bytesize, AK_MANAGED);
+    return sim_alloc_kind(dptr, bytesize, bytesize, AK_DEVICE);
 }
 
 CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
@@ -158,7 +158,7 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wi
         (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
         return CUDA_ERROR_INVALID_VALUE;
     size_t pitch = (WidthInBytes + 511) & ~(size_t)511;
-    CUresult r = alloc_kind(dptr, pitch * Height, pitch * Height, AK_DEVICE);
+    CUresult r = sim_alloc_kind(dptr, pitch * Height, pitch * Height, AK_DEVICE);
     if (r == CUDA_SUCCESS)
         *pPitch = pitch;
     return r;

@@ -68,6 +68,7 @@ struct sim_config {
     uint64_t ctx_create_ns;   /* CUDACAP_SIM_CTX_CREATE_MS: primary context creation time */
     uint32_t slowdown_pct;    /* CUDACAP_SIM_SLOWDOWN_PCT: a kernel's extra time at a busy device */
     int no_stream_device;     /* CUDACAP_SIM_NO_STREAM_DEVICE=1: cuStreamGetDevice unsupported (a pre-12.8 driver) */
+    int no_concurrent_managed;/* CUDACAP_SIM_NO_CONCURRENT_MANAGED=1: the devices lack concurrent managed access */
 };
 
 const struct sim_config *sim_config(void);

@@ -225,18 +225,28 @@ endfunction()
 cc_memory_control_lib(cudacap_ml_localonly CC_ML_TEST_LOCAL_ONLY)
 cc_memory_control_lib(cudacap_ml_nosweep CC_ML_TEST_NO_SWEEP)
 
+# A preloaded test of exe run against control library lib (a negative
+# control, WILL_FAIL) when lib is not "": env (a variable name, in and out)
+# preloads lib instead of the library.
+function(cc_preload_control name exe lib env)
+  if(NOT lib)
+    return()
+  endif()
+  set(e ${${env}})
+  add_dependencies(${exe} ${lib})
+  string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/${lib}/libcudacap.so"
+         pre "${CUDACAP_PRELOAD}")
+  list(FILTER e EXCLUDE REGEX "^LD_PRELOAD=")
+  list(APPEND e "LD_PRELOAD=${pre}")
+  set(${env} ${e} PARENT_SCOPE)
+  set_tests_properties(${name} PROPERTIES WILL_FAIL TRUE)
+endfunction()
+
 # name exe mode control-library|"" extra-env...
 function(cc_mem_mp_test name mode lib)
   add_test(NAME ${name} COMMAND mem_preload_mp ${mode})
   cc_preload_env(env ${name} ${ARGN})
-  if(lib)
-    add_dependencies(mem_preload_mp ${lib})
-    string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/${lib}/libcudacap.so"
-           pre "${CUDACAP_PRELOAD}")
-    list(FILTER env EXCLUDE REGEX "^LD_PRELOAD=")
-    list(APPEND env "LD_PRELOAD=${pre}")
-    set_tests_properties(${name} PROPERTIES WILL_FAIL TRUE)
-  endif()
+  cc_preload_control(${name} mem_preload_mp "${lib}" env)
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}" SKIP_RETURN_CODE 77 TIMEOUT 60
                        LABELS concurrency)
 endfunction()
@@ -364,3 +374,40 @@ set_property(TEST mem.arrays.before.control APPEND PROPERTY ENVIRONMENT ${MEM_AR
              "LD_PRELOAD=${_array_pre}")
 set_tests_properties(mem.arrays.before.control PROPERTIES WILL_FAIL TRUE)
 
+
+# Oversubscription (docs/memory.md, "Oversubscription"; tests/mem_oversub.c):
+# 1 GiB on the device + 1 GiB in host memory, 16 MiB contexts, an 8 GiB card.
+# Each test has its negative control (WILL_FAIL): the library without the
+# mechanism the test claims to see.
+cc_sim_client(mem_oversub mem_oversub.c)
+set(MEM_OVER_ENV CUDACAP_MEM_LIMIT=1g CUDACAP_MEM_OVERSUBSCRIBE=1g CUDACAP_SIM_MEM=8g CUDACAP_SIM_CTX_MEM=16m)
+set(MEM_OVER_SEED_ENV CUDA_MEM_LIMIT_0=2g CUDA_MEM_RATIO_0=2 CUDACAP_SIM_MEM=8g CUDACAP_SIM_CTX_MEM=16m)
+cc_memory_control_lib(cudacap_over_device CC_TEST_OVER_DEVICE)
+cc_memory_control_lib(cudacap_over_nochecks CC_TEST_OVER_NO_CHECKS)
+if(NOT TARGET cudacap_noseed)
+  cc_memory_control_lib(cudacap_noseed CC_TEST_NO_SEED_NAMES)
+endif()
+# name mode control-library|"" extra-env...
+function(cc_over_test name mode lib)
+  add_test(NAME ${name} COMMAND mem_oversub ${mode} ${ARGN})
+  cc_preload_env(env ${name} ${CC_OVER_ENV})
+  cc_preload_control(${name} mem_oversub "${lib}" env)
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}" TIMEOUT 60 LABELS "memory;concurrency")
+endfunction()
+set(CC_OVER_ENV ${MEM_OVER_ENV})
+cc_over_test(mem.over.fill fill "")
+cc_over_test(mem.over.fill.control fill cudacap_over_device)
+cc_over_test(mem.over.share share "")
+cc_over_test(mem.over.share.control share cudacap_ml_localonly)
+cc_over_test(mem.over.kill kill "")
+cc_over_test(mem.over.kill.control kill cudacap_ml_nosweep)
+cc_over_test(mem.over.families families "")
+set(CC_OVER_ENV CUDACAP_MEM_LIMIT=1g CUDACAP_SIM_MEM=8g CUDACAP_SIM_CTX_MEM=16m) # control: none
+cc_over_test(mem.over.families.control families "")
+set_tests_properties(mem.over.families.control PROPERTIES WILL_FAIL TRUE)
+set(CC_OVER_ENV ${MEM_OVER_SEED_ENV})
+cc_over_test(mem.over.seed fill "")
+cc_over_test(mem.over.seed.control fill cudacap_noseed)
+set(CC_OVER_ENV CUDACAP_SIM_MEM=8g CUDACAP_SIM_CTX_MEM=16m)
+cc_over_test(mem.over.safety safety "" ${CMAKE_BINARY_DIR}/state/mem.over.safety.d)
+cc_over_test(mem.over.safety.control safety cudacap_over_nochecks ${CMAKE_BINARY_DIR}/state/mem.over.safety.control.d)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cap/config_over.h"
 #include "common/options.h"
 #include "check.h"
 #include "cudacap/config.h"
@@ -386,6 +387,7 @@ static const char *good_value(const cc_option_t *o, int second)
     case CC_KIND_ENUM: return o->choices[second].word;
     case CC_KIND_PATH: return second ? "/b" : "/a";
     case CC_KIND_MS: return second ? "20ms" : "5";
+    case CC_KIND_RATIO: return second ? "1.5" : "2";
     case CC_KIND_LEVEL:
     case CC_KIND_TEXT:
     case CC_KIND_IGNORED: break;
@@ -402,7 +404,7 @@ static void table_rows(void)
         /* not read here (TEXT rows: by their own module, common/fault.c) */
         if (id == CC_OPT_LOG_LEVEL || o->kind == CC_KIND_IGNORED || o->kind == CC_KIND_TEXT) continue;
         const char *v1 = good_value(o, 0), *v2 = good_value(o, 1);
-        const char *name = o->name ? o->name : o->alias;
+        const char *name = o->name ? o->name : o->alias ? o->alias : o->seed;
         CHECK(v1 && v2 && strcmp(v1, v2) != 0, "row %d: no values to try", id);
         if (!v1 || !v2) continue;
         /* Both names set, differing: ours wins and the alias is said (but
@@ -419,9 +421,9 @@ static void table_rows(void)
         CHECK(o->kind == CC_KIND_PATH || (c.errors >= 1 && said(want)), "%s bad: %d %s", name,
               c.errors, msgs);
         if (!o->per_device) continue;
-        for (int alias = 0; alias < 2; alias++) {
-            cc_opt_name(o, alias, 15, n, sizeof n);
-            cc_opt_name(o, alias, 16, a, sizeof a);
+        for (int alias = 0; alias < 3; alias++) {
+            if (!cc_opt_name(o, alias, 15, n, sizeof n) || !cc_opt_name(o, alias, 16, a, sizeof a))
+                continue;
             load(&c, (const char *[]){n, "bad!", NULL});
             CHECK(c.errors >= 1 && said("running device 15 with no cap from it"), "%s: %s", n, msgs);
             load(&c, (const char *[]){a, v1, NULL});
@@ -432,7 +434,7 @@ static void table_rows(void)
     /* The table's per-device rows are the ones the doc says (and no more). */
     int per = 0;
     for (int id = 0; id < CC_OPT_COUNT; id++) per += cc_options[id].per_device;
-    CHECK(per == 3, "%d per-device rows", per);
+    CHECK(per == 6, "%d per-device rows", per);
 }
 
 /* CUDACAP_SM_BURST_MS: milliseconds 1..1000 ("ms" allowed); anything else
@@ -454,8 +456,51 @@ static void bursts(void)
     CHECK(c.sm_burst_ms == 0 && c.errors == 0, "burst unset: %u", c.sm_burst_ms);
 }
 
+/* Oversubscription (cap/config_over.c): explicit, the seed's ratio and
+ * oversold switch, HAMi's switch, and what cannot mean anything. */
+static void oversub(void)
+{
+    cc_config_t c;
+    const uint64_t G = 1ull << 30;
+    load(&c, (const char *[]){"CUDACAP_MEM_LIMIT", "1g", "CUDACAP_MEM_OVERSUBSCRIBE", "1g",
+                              "CUDACAP_MEM_OVERSUBSCRIBE_1", "512m", NULL});
+    CHECK(c.errors == 0 && c.mem_limit[0] == G && c.mem_over[0] == G && c.mem_over[1] == G / 2 &&
+              c.mem_over[2] == G && !c.mem_spill[0], "explicit: %s", msgs);
+    load(&c, (const char *[]){"CUDA_MEM_LIMIT_0", "2g", "CUDA_MEM_RATIO_0", "2", NULL});
+    CHECK(c.errors == 0 && c.mem_limit[0] == G && c.mem_over[0] == G && c.mem_limit[1] == 0,
+          "seed ratio: %llu + %llu %s", (unsigned long long)c.mem_limit[0],
+          (unsigned long long)c.mem_over[0], msgs);
+    load(&c, (const char *[]){"CUDA_MEM_LIMIT", "3g", "CUDA_MEM_RATIO", "1.5", NULL});
+    CHECK(c.mem_limit[5] == 2 * G && c.mem_over[5] == G, "ratio 1.5 on every device");
+    load(&c, (const char *[]){"CUDA_MEM_LIMIT_0", "2g", "CUDA_MEM_RATIO_0", "1", NULL});
+    CHECK(c.errors == 0 && c.mem_limit[0] == 2 * G && c.mem_over[0] == 0, "ratio 1: none");
+    load(&c, (const char *[]){"CUDA_MEM_LIMIT_0", "2g", "CUDA_MEM_RATIO_0", "2",
+                              "CUDACAP_MEM_OVERSUBSCRIBE_0", "256m", NULL});
+    CHECK(c.mem_limit[0] == 2 * G && c.mem_over[0] == G / 4 && said("CUDA_MEM_RATIO is ignored"),
+          "explicit wins: %s", msgs);
+    load(&c, (const char *[]){"CUDA_MEM_LIMIT_0", "2g", "CUDA_MEM_RATIO_0", "0.5", NULL});
+    CHECK(c.errors == 1 && c.mem_over[0] == 0 && said("is not a ratio of at least 1"), "ratio 0.5: %s", msgs);
+    load(&c, (const char *[]){"CUDACAP_MEM_OVERSUBSCRIBE", "1g", NULL});
+    CHECK(c.errors == 1 && c.mem_over[0] == 0 && lines() == 1 && said("without a memory cap"),
+          "no cap: %s", msgs);
+    load(&c, (const char *[]){"CUDA_MEM_RATIO_0", "2", NULL});
+    CHECK(c.errors == 1 && said("CUDA_MEM_RATIO without CUDA_MEM_LIMIT"), "ratio, no cap: %s", msgs);
+    load(&c, (const char *[]){"CUDA_MEM_LIMIT_0", "2g", "CUDA_MEM_OVERSOLD_0", "true", NULL});
+    CHECK(c.errors == 0 && c.mem_spill[0] && !c.mem_spill[1] && c.mem_over[0] == 0, "oversold");
+    load(&c, (const char *[]){"CUDA_DEVICE_MEMORY_LIMIT", "60g", "CUDA_OVERSUBSCRIBE", "true", NULL});
+    CHECK(c.errors == 0 && c.mem_spill[0] && c.mem_spill[15], "HAMi's switch: %s", msgs);
+    uint64_t cap = 60 * G, over = 0;
+    cc_config_over_resolve(&cap, &over, 1, 24 * G);
+    CHECK(cap == 24 * G && over == 36 * G, "spill at bind: %llu %llu", (unsigned long long)cap,
+          (unsigned long long)over);
+    cap = 8 * G, over = G;
+    cc_config_over_resolve(&cap, &over, 1, 24 * G);
+    CHECK(cap == 8 * G && over == G, "spill on a larger card: nothing");
+}
+
 int main(void)
 {
+    oversub();
     table_rows();
     bursts();
     soft_limits();

@@ -78,6 +78,13 @@ typedef struct cc_mem_region {
     /* Appended in layout 2 without a bump: old files hold 0 there, which
      * reads "not learned yet" (and an older library ignores it). */
     uint64_t ctx_size[CC_MEM_DEVS]; /* one context's bytes, as last measured; 0 unknown */
+    /* Appended in layout 3 without a bump, as ctx_size was: per device, per
+     * slot, the bytes this process allocated beyond the device cap and
+     * placed in host memory (oversubscription, docs/memory.md). Old files
+     * hold 0 there; a library that predates it never oversubscribes. Counted
+     * only while the slot's owner word is set, like used. */
+    uint64_t host_used[CC_MEM_DEVS][CC_MEM_SLOTS];
+    uint64_t host_limit[CC_MEM_DEVS]; /* display only (cudacap status): the oversubscription */
 } cc_mem_region_t;
 
 _Static_assert(offsetof(cc_mem_region_t, hdr) == 0, "memory region: header at 0");
@@ -99,6 +106,13 @@ _Static_assert(offsetof(cc_mem_region_t, overhead) ==
 _Static_assert(offsetof(cc_mem_region_t, ctx_size) ==
                    offsetof(cc_mem_region_t, overhead) + 8 * CC_MEM_DEVS * CC_MEM_SLOTS,
                "memory region: ctx_size");
+_Static_assert(offsetof(cc_mem_region_t, host_used) ==
+                   offsetof(cc_mem_region_t, ctx_size) + 8 * CC_MEM_DEVS,
+               "memory region: host_used");
+_Static_assert(offsetof(cc_mem_region_t, host_used) % 64 == 0, "memory region: host_used is line aligned");
+_Static_assert(offsetof(cc_mem_region_t, host_limit) ==
+                   offsetof(cc_mem_region_t, host_used) + 8 * CC_MEM_DEVS * CC_MEM_SLOTS,
+               "memory region: host_limit");
 _Static_assert(sizeof(cc_mem_region_t) <= CC_MEM_FILE_SIZE, "memory region fits its file");
 
 #endif

@@ -55,6 +55,14 @@ typedef struct cc_config {
     char limits_path[CC_PATH_MAX + 16];
     int limits_bad;
     uint64_t limits_generation;
+    /* Oversubscription (docs/memory.md, "Oversubscription"): bytes per
+     * device that may be allocated beyond mem_limit, served from host
+     * memory; 0 = none. Set only where mem_limit is. mem_spill: the seed's
+     * CUDA_MEM_OVERSOLD / HAMi's CUDA_OVERSUBSCRIBE: the part of mem_limit
+     * beyond the card's memory becomes oversubscription (at bind, when the
+     * card's size is known). */
+    uint64_t mem_over[CC_MAX_DEVICES];
+    uint8_t mem_spill[CC_MAX_DEVICES];
 } cc_config_t;
 
 /* Reads the environment through getenv_fn (getenv in the library; tests pass

@@ -125,6 +125,7 @@
     E(CUmemAllocationHandleType_enum, CUmemAllocationHandleType) \
     E(CUmemAccess_flags_enum, CUmemAccess_flags) \
     E(CUmemLocationType_enum, CUmemLocationType) \
+    E(CUmem_advise_enum, CUmem_advise) \
     E(CUmemAllocationType_enum, CUmemAllocationType) \
     E(CUmemAllocationGranularity_flags_enum, CUmemAllocationGranularity_flags) \
     S(struct, CUmemLocation_st, CUmemLocation_v1) \
@@ -142,7 +143,8 @@
     E(CUgraphInstantiate_flags_enum, CUgraphInstantiate_flags)
 
 #define CC_CUDA_ENUM_CUmemAttach_flags(K) \
-    K(CU_MEM_ATTACH_GLOBAL, 1)
+    K(CU_MEM_ATTACH_GLOBAL, 1) \
+    K(CU_MEM_ATTACH_HOST, 2)
 
 #define CC_CUDA_ENUM_CUstream_flags(K) \
     K(CU_STREAM_DEFAULT, 0) \
@@ -356,6 +358,14 @@
 #define CC_CUDA_ENUM_CUmemLocationType(K) \
     K(CU_MEM_LOCATION_TYPE_DEVICE, 1) \
     K(CU_MEM_LOCATION_TYPE_HOST, 2)
+
+#define CC_CUDA_ENUM_CUmem_advise(K) \
+    K(CU_MEM_ADVISE_SET_READ_MOSTLY, 1) \
+    K(CU_MEM_ADVISE_UNSET_READ_MOSTLY, 2) \
+    K(CU_MEM_ADVISE_SET_PREFERRED_LOCATION, 3) \
+    K(CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION, 4) \
+    K(CU_MEM_ADVISE_SET_ACCESSED_BY, 5) \
+    K(CU_MEM_ADVISE_UNSET_ACCESSED_BY, 6)
 
 #define CC_CUDA_ENUM_CUmemAllocationType(K) \
     K(CU_MEM_ALLOCATION_TYPE_PINNED, 1)
@@ -675,6 +685,7 @@
     F(CUresult, cuMemAllocFromPoolAsync, (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)) \
     F(CUresult, cuMemAllocFromPoolAsync_ptsz, (CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)) \
     F(CUresult, cuMemAllocHost_v2, (void **pp, size_t bytesize)) \
+    F(CUresult, cuMemAdvise_v2, (CUdeviceptr devPtr, size_t count, CUmem_advise advice, CUmemLocation location)) \
     F(CUresult, cuMemAllocManaged, (CUdeviceptr *dptr, size_t bytesize, unsigned int flags)) \
     F(CUresult, cuMemAllocPitch_v2, (CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)) \
     F(CUresult, cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytesize)) \
@@ -687,6 +698,8 @@
     F(CUresult, cuMemGetAllocationGranularity, (size_t *granularity, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option)) \
     F(CUresult, cuMemGetAllocationPropertiesFromHandle, (CUmemAllocationProp *prop, CUmemGenericAllocationHandle handle)) \
     F(CUresult, cuMemGetInfo_v2, (size_t *free, size_t *total)) \
+    F(CUresult, cuMemPrefetchAsync_v2, (CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream)) \
+    F(CUresult, cuMemPrefetchAsync_v2_ptsz, (CUdeviceptr devPtr, size_t count, CUmemLocation location, unsigned int flags, CUstream hStream)) \
     F(CUresult, cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int Flags)) \
     F(CUresult, cuMemHostGetDevicePointer_v2, (CUdeviceptr *pdptr, void *p, unsigned int Flags)) \
     F(CUresult, cuMemMap, (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags)) \
@@ -796,6 +809,7 @@
     V(cuGraphAddKernelNode) \
     V(cuGraphInstantiate) \
     V(cuGraphKernelNodeGetParams) \
+    V(cuMemAdvise) \
     V(cuMemAlloc) \
     V(cuMemAllocHost) \
     V(cuMemAllocPitch) \
@@ -803,6 +817,7 @@
     V(cuMemGetAddressRange) \
     V(cuMemGetInfo) \
     V(cuMemHostGetDevicePointer) \
+    V(cuMemPrefetchAsync) \
     V(cuMemcpyDtoD) \
     V(cuMemcpyDtoDAsync) \
     V(cuMemcpyDtoH) \
@@ -874,6 +889,7 @@ CC_CUDA_FUNCTIONS(CC_CUDA_DECL_F)
 #define cuGraphAddKernelNode cuGraphAddKernelNode_v2
 #define cuGraphInstantiate cuGraphInstantiateWithFlags
 #define cuGraphKernelNodeGetParams cuGraphKernelNodeGetParams_v2
+#define cuMemAdvise cuMemAdvise_v2
 #define cuMemAlloc cuMemAlloc_v2
 #define cuMemAllocHost cuMemAllocHost_v2
 #define cuMemAllocPitch cuMemAllocPitch_v2
@@ -881,6 +897,7 @@ CC_CUDA_FUNCTIONS(CC_CUDA_DECL_F)
 #define cuMemGetAddressRange cuMemGetAddressRange_v2
 #define cuMemGetInfo cuMemGetInfo_v2
 #define cuMemHostGetDevicePointer cuMemHostGetDevicePointer_v2
+#define cuMemPrefetchAsync CC_CUDA_PTSZ(cuMemPrefetchAsync_v2)
 #define cuMemcpyDtoD CC_CUDA_PTDS(cuMemcpyDtoD_v2)
 #define cuMemcpyDtoDAsync CC_CUDA_PTSZ(cuMemcpyDtoDAsync_v2)
 #define cuMemcpyDtoH CC_CUDA_PTDS(cuMemcpyDtoH_v2)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cap/config_over.h"
 #include "cap/limits.h"
 #include "common/options.h"
 #include "common/controls.h"
@@ -262,6 +263,13 @@ void cc_config_load(cc_config_t *cfg, const char *(*get)(const char *), char *co
     memset(cfg, 0, sizeof *cfg);
     seed_places(get, seed_of);
     load_family(cfg, CC_OPT_MEM_LIMIT, get, seed_of, cfg->mem_limit, NULL);
+    { /* oversubscription: resolved against the caps in config_over.c */
+        uint64_t ratio[CC_MAX_DEVICES], sold[CC_MAX_DEVICES];
+        load_family(cfg, CC_OPT_MEM_OVERSUBSCRIBE, get, seed_of, cfg->mem_over, NULL);
+        load_family(cfg, CC_OPT_MEM_RATIO, get, seed_of, ratio, NULL);
+        load_family(cfg, CC_OPT_MEM_OVERSOLD, get, seed_of, sold, NULL);
+        cc_config_over(cfg, ratio, sold, load_one(cfg, CC_OPT_OVERSUBSCRIBE, get) != 0);
+    }
     load_sm(cfg, get, seed_of);
     cfg->sm_burst_ms = (uint32_t)load_one(cfg, CC_OPT_SM_BURST, get);
     check_indices(cfg, envp);
@@ -319,15 +327,16 @@ static void CC_CONTROL_POINT(refuse_bad_limits)(cc_config_t *cfg, const char *wh
  * container can set), and the names it overrides are said. */
 static void CC_CONTROL_POINT(take_limits)(cc_config_t *cfg, env_fn get,
                                           const uint64_t *mem, const uint32_t *sm,
-                                          const uint32_t *soft, uint64_t generation)
+                                          const uint32_t *soft, const cc_limits_t *l)
 {
     say_ignored(cfg, get, mem, sm, soft);
     memcpy(cfg->mem_limit, mem, sizeof cfg->mem_limit);
     memcpy(cfg->sm_limit, sm, sizeof cfg->sm_limit);
     memcpy(cfg->sm_soft_limit, soft, sizeof cfg->sm_soft_limit);
-    cfg->limits_generation = generation;
+    cc_config_over_limits(cfg, l); /* the file's oversubscription, not the environment's */
+    cfg->limits_generation = l->generation;
     cc_info("caps from the limits file %s (generation %llu)", cfg->limits_path,
-            (unsigned long long)generation);
+            (unsigned long long)l->generation);
 }
 
 void cc_config_limits(cc_config_t *cfg, const char *(*get)(const char *))
@@ -344,5 +353,5 @@ void cc_config_limits(cc_config_t *cfg, const char *(*get)(const char *))
     uint64_t mem[CC_MAX_DEVICES];
     uint32_t sm[CC_MAX_DEVICES], soft[CC_MAX_DEVICES];
     cc_limits_effective(&l, mem, sm, soft);
-    take_limits(cfg, get, mem, sm, soft, l.generation);
+    take_limits(cfg, get, mem, sm, soft, &l);
 }

@@ -34,6 +34,10 @@ struct cc_devrec {
     struct cc_mem_device mem;
     uint8_t mem_stale;          /* overhead grew unmeasured (relaxed): cc_mem_overhead_stale */
     uint64_t mem_measured_ns;   /* last refusal-path measure (relaxed) */
+    /* Managed memory of this process counted at the cap (relaxed): NVML's
+     * per-process figure leaves it out (the driver places it, often on the
+     * host), so the overhead is NVML's figure minus the rest of ours. */
+    uint64_t mem_managed;
     /* The compute cap (cap/compute/compute_setup.c): its own state field. */
     struct cc_compute_device compute;
 };

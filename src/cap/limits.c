@@ -29,6 +29,11 @@ void cc_limits_effective(const cc_limits_t *l, uint64_t mem[CC_MAX_DEVICES],
     }
 }
 
+void cc_limits_over_effective(const cc_limits_t *l, uint64_t over[CC_MAX_DEVICES])
+{
+    for (int i = 0; i < CC_MAX_DEVICES; i++) over[i] = l->over_set_dev[i] ? l->over_dev[i] : l->over_all;
+}
+
 /* A decimal number of at most 20 digits, no sign, no blanks, that fits. */
 static int number(const char *s, size_t n, uint64_t *out)
 {
@@ -67,7 +72,7 @@ int cc_limits_parse(const char *text, size_t len, cc_limits_t *out, char *why, s
     if (len < sizeof head - 1 || memcmp(text, head, sizeof head - 1) != 0)
         return WHY("does not begin with \"cudacap-limits %d\"", CC_LIMITS_VERSION);
     int have_gen = 0, have_sum = 0, lineno = 0;
-    uint8_t seen[3][CC_MAX_DEVICES + 1] = {{0}};
+    uint8_t seen[4][CC_MAX_DEVICES + 1] = {{0}};
     size_t at = 0;
     while (at < len) {
         const char *line = text + at, *nl = memchr(line, '\n', len - at);
@@ -97,12 +102,16 @@ int cc_limits_parse(const char *text, size_t len, cc_limits_t *out, char *why, s
             have_gen = 1;
         } else {
             int which = key_dev(line, kn, "sm_soft", &dev) ? 2 : key_dev(line, kn, "sm", &dev) ? 1
-                        : key_dev(line, kn, "mem", &dev)    ? 0 : -1;
+                        : key_dev(line, kn, "mem", &dev)    ? 0
+                        : key_dev(line, kn, "mem_over", &dev) ? 3 : -1;
             if (which < 0) return WHY("line %d: unknown field \"%.*s\"", lineno, (int)(kn > 40 ? 40 : kn), line);
             if (seen[which][dev + 1]++) return WHY("field %.*s: given twice", (int)kn, line);
             if (number(v, vn, &x) != 0) return WHY("field %.*s: \"%.*s\" is not a decimal number", (int)kn, line,
                                                    (int)(vn > 24 ? 24 : vn), v);
-            if (which == 0) {
+            if (which == 3) { /* oversubscription: 0 says none */
+                if (dev < 0) out->over_all = x, out->over_set_all = 1;
+                else out->over_dev[dev] = x, out->over_set_dev[dev] = 1;
+            } else if (which == 0) {
                 if (!x) return WHY("field %.*s: 0 bytes (leave the field out for no cap)", (int)kn, line);
                 if (dev < 0) out->mem_all = x;
                 else out->mem_dev[dev] = x;
@@ -148,6 +157,9 @@ int cc_limits_format(const cc_limits_t *l, char *buf, size_t len)
     if (l->soft_all) PUT("sm_soft %u\n", l->soft_all);
     for (int i = 0; i < CC_MAX_DEVICES; i++)
         if (l->soft_dev[i]) PUT("sm_soft.%d %u\n", i, l->soft_dev[i]);
+    if (l->over_set_all) PUT("mem_over %" PRIu64 "\n", l->over_all);
+    for (int i = 0; i < CC_MAX_DEVICES; i++)
+        if (l->over_set_dev[i]) PUT("mem_over.%d %" PRIu64 "\n", i, l->over_dev[i]);
     PUT("checksum fnv1a64:%016" PRIx64 "\n", fnv1a64(buf, at));
 #undef PUT
     return (int)at;

@@ -12,6 +12,9 @@
  *   mem BYTES / mem.<i> BYTES        memory cap, every device / device i
  *   sm PCT / sm.<i> PCT              SM cap 1..100 (100: none)
  *   sm_soft PCT / sm_soft.<i> PCT    elastic limit, at least the SM cap
+ *   mem_over BYTES / mem_over.<i> BYTES  oversubscription beyond the memory cap
+ *                                    (0: none; added without a version bump:
+ *                                    an older library refuses such a file)
  *   checksum fnv1a64:<16 hex>        FNV-1a 64 of every byte before this line
  *
  * Nothing read from it is trusted: the size is bounded, every line checked,
@@ -39,12 +42,19 @@ typedef struct cc_limits {
     uint64_t mem_all, mem_dev[CC_MAX_DEVICES];
     uint32_t sm_all, sm_dev[CC_MAX_DEVICES];
     uint32_t soft_all, soft_dev[CC_MAX_DEVICES];
+    /* Oversubscription beyond the memory cap; the set flags tell a written
+     * 0 (none, overriding the all-devices value) from an absent field. */
+    uint64_t over_all, over_dev[CC_MAX_DEVICES];
+    uint8_t over_set_all, over_set_dev[CC_MAX_DEVICES];
 } cc_limits_t;
 
 /* Each device's caps as cc_config_t keeps them: bytes (0 none), SM percent
  * (0 none: 100 is none), elastic percent (0: not elastic). */
 void cc_limits_effective(const cc_limits_t *l, uint64_t mem[CC_MAX_DEVICES],
                          uint32_t sm[CC_MAX_DEVICES], uint32_t soft[CC_MAX_DEVICES]);
+
+/* Each device's oversubscription in bytes (0: none). */
+void cc_limits_over_effective(const cc_limits_t *l, uint64_t over[CC_MAX_DEVICES]);
 
 /* Parses len bytes of text. 0 and *out, or -1 with why (naming the line's
  * field) filled. */

@@ -46,6 +46,16 @@ uint32_t cc_ml_limits_gen(int h);
  * each). */
 int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap);
 
+/* Oversubscription (docs/memory.md): bytes beyond the device cap, placed in
+ * host memory, counted container-wide per device in a second dimension of
+ * the slots with the same exact check, against over (0: none, refused).
+ * Reclaimed with the slot like device bytes. */
+int cc_ml_host_reserve(int h, uint64_t bytes, uint64_t over);
+void cc_ml_host_release(int h, uint64_t bytes);
+uint64_t cc_ml_host_used(int h); /* the container's */
+uint64_t cc_ml_host_own(int h);  /* this process's */
+void cc_ml_set_host_limit(int h, uint64_t over); /* for display (cudacap status) */
+
 /* Counts a refusal the program saw (cudacap_mem_refusals_total). */
 void cc_ml_count_refusal(int h);
 

@@ -74,6 +74,11 @@ static int no_device_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t
     (void)ordinal, (void)uuid, (void)nvml;
     return -1;
 }
+static int no_device_memory(int ordinal, uint64_t *total, int *concurrent)
+{
+    (void)ordinal, (void)total, (void)concurrent;
+    return -1;
+}
 static uint32_t no_host_pid(void) { return 0; }
 static uint32_t no_host_pid_discover(int ordinal)
 {
@@ -101,6 +106,7 @@ const cc_port_t cc_port_default = {
     .device_current = no_device_current,
     .device_of_stream = no_device_of_stream,
     .device_info = no_device_info,
+    .device_memory = no_device_memory,
     .host_pid_known = no_host_pid,
     .host_pid_discover = no_host_pid_discover,
 };

@@ -107,6 +107,10 @@ typedef struct cc_port {
      * 0, or -1 for an unknown ordinal (outputs untouched). May run device
      * discovery the first time (driver calls; needs cuInit done). */
     int (*device_info)(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t *nvml);
+    /* The card's total memory and whether it has concurrent managed access
+     * (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS): 0, or -1 when the
+     * driver cannot tell (outputs untouched). For oversubscription, at bind. */
+    int (*device_memory)(int ordinal, uint64_t *total, int *concurrent_managed);
 
     /* --- this process (compute_setup.c, watcher.c). */
     /* The host pid as NVML reports it when already known, else 0. A load.

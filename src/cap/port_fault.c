@@ -87,6 +87,10 @@ static int f_device_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice_t 
 {
     return cc_fault(CC_FP_DEVICE_INFO) ? -1 : in->device_info(ordinal, uuid, nvml);
 }
+static int f_device_memory(int ordinal, uint64_t *total, int *concurrent)
+{
+    return cc_fault(CC_FP_DEVICE_INFO) ? -1 : in->device_memory(ordinal, total, concurrent);
+}
 static uint32_t f_host_pid_known(void) { return in->host_pid_known(); }
 static uint32_t f_host_pid_discover(int ordinal)
 {
@@ -113,6 +117,7 @@ static const cc_port_t faulty = {
     .device_current = f_device_current,
     .device_of_stream = f_device_of_stream,
     .device_info = f_device_info,
+    .device_memory = f_device_memory,
     .host_pid_known = f_host_pid_known,
     .host_pid_discover = f_host_pid_discover,
 };

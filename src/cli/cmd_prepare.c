@@ -202,7 +202,8 @@ static void usage(FILE *f)
 {
     fputs("usage: cudacap prepare [--owner UID[:GID]] [--mode MODE] [--force]\n"
           "                       [--mem SIZE] [--mem-<i> SIZE] [--sm PCT] [--sm-<i> PCT]\n"
-          "                       [--sm-soft PCT] [--sm-soft-<i> PCT] DIR\n"
+          "                       [--sm-soft PCT] [--sm-soft-<i> PCT]\n"
+          "                       [--mem-oversubscribe SIZE] [--mem-oversubscribe-<i> SIZE] DIR\n"
           "\n"
           "Creates or empties a container's state folder before the container starts\n"
           "(the control plane's pre-start step). Keeps sampling.lock (it holds no data,\n"
@@ -222,6 +223,9 @@ static void usage(FILE *f)
           "                     processes' environment\n"
           "  --sm PCT           SM cap, 1..100, in the limits file; --sm-<i> for device i\n"
           "  --sm-soft PCT      elastic limit, at least --sm; --sm-soft-<i> for device i\n"
+          "  --mem-oversubscribe SIZE\n"
+          "                     memory beyond the cap, served from host memory (0: none);\n"
+          "                     --mem-oversubscribe-<i> for device i\n"
           "\n"
           "DIR is resolved without following symbolic links at any component; /, system\n"
           "folders and folders holding nothing cudacap writes are refused.\n",

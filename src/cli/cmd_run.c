@@ -20,7 +20,8 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: cudacap run [--mem SIZE] [--sm PCT [--sm-soft PCT] [--sm-burst MS]]\n"
+    fputs("usage: cudacap run [--mem SIZE [--mem-oversubscribe SIZE]]\n"
+          "                   [--sm PCT [--sm-soft PCT] [--sm-burst MS]]\n"
           "                   [--devices LIST]\n"
           "                   [--state DIR] [--root ROOT] [--name NAME] [--lib PATH] [--keep]\n"
           "                   -- CMD [ARG...]\n"
@@ -34,6 +35,9 @@ static void usage(FILE *f)
           "cudacap are forwarded to that whole group (a script's background workers too).\n"
           "\n"
           "  --mem SIZE      memory cap per device (4g, 512m, 1048576)\n"
+          "  --mem-oversubscribe SIZE\n"
+          "                  CUDACAP_MEM_OVERSUBSCRIBE: up to SIZE more beyond the cap, served\n"
+          "                  from host memory (docs/memory.md, \"Oversubscription\")\n"
           "  --sm PCT        SM utilization cap in percent, 1..100\n"
           "  --sm-soft PCT   elastic limit (CUDACAP_SM_SOFT_LIMIT): idle device time may be\n"
           "                  used up to PCT; --sm stays guaranteed (docs/compute.md)\n"
@@ -105,7 +109,7 @@ static void sanitize_name(char *s)
 
 int cmd_run(int argc, char **argv)
 {
-    const char *mem = NULL, *sm = NULL, *soft = NULL, *burst = NULL, *devices = NULL, *state = NULL, *root_opt = NULL,
+    const char *mem = NULL, *over = NULL, *sm = NULL, *soft = NULL, *burst = NULL, *devices = NULL, *state = NULL, *root_opt = NULL,
                *name = NULL, *lib_opt = NULL, *v;
     int keep = 0, i;
     for (i = 1; i < argc; i++) {
@@ -115,6 +119,7 @@ int cmd_run(int argc, char **argv)
         }
         if (cli_is_help(argv[i])) return usage(stdout), 0;
         else if (cli_opt_val(argc, argv, &i, "--mem", &v)) mem = v;
+        else if (cli_opt_val(argc, argv, &i, "--mem-oversubscribe", &v)) over = v;
         else if (cli_opt_val(argc, argv, &i, "--sm", &v)) sm = v;
         else if (cli_opt_val(argc, argv, &i, "--sm-soft", &v)) soft = v;
         else if (cli_opt_val(argc, argv, &i, "--sm-burst", &v)) burst = v;
@@ -130,6 +135,8 @@ int cmd_run(int argc, char **argv)
     if (i >= argc) cli_usage_error("missing CMD (cudacap run [options] -- CMD [ARG...])");
     char **cmd = argv + i;
     if (mem) cli_parse_size("--mem", mem);
+    if (over) cli_parse_size("--mem-oversubscribe", over);
+    if (over && !mem) cli_usage_error("--mem-oversubscribe: memory beyond a cap needs --mem");
     cli_check_sm(sm, soft);
     cli_check_burst(sm, burst);
     if (devices) cli_check_devices("--devices", devices);
@@ -204,11 +211,13 @@ int cmd_run(int argc, char **argv)
     if (fresh && dfd >= 0 && geteuid() == 0 && (mem || sm)) {
         cc_limits_t l = {.generation = 1};
         if (mem) l.mem_all = cli_parse_size("--mem", mem);
+        if (over) l.over_all = cli_parse_size("--mem-oversubscribe", over), l.over_set_all = 1;
         if (sm) l.sm_all = cli_parse_pct("--sm", sm, 1, 100);
         if (soft) l.soft_all = cli_parse_pct("--sm-soft", soft, 1, 100);
         if ((l.mem_all || l.sm_all) && cli_limits_write(dfd, abs, &l) != 0) return 1;
     }
     if (mem) setenv("CUDACAP_MEM_LIMIT", mem, 1);
+    if (over) setenv("CUDACAP_MEM_OVERSUBSCRIBE", over, 1);
     if (sm) setenv("CUDACAP_SM_LIMIT", sm, 1);
     if (soft) setenv("CUDACAP_SM_SOFT_LIMIT", soft, 1);
     if (burst) setenv("CUDACAP_SM_BURST_MS", burst, 1);

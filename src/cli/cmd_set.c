@@ -169,6 +169,12 @@ int cmd_set(int argc, char **argv)
         else dir = argv[i];
     }
     if (!dir) cli_usage_error("missing DIR (the container's state folder)");
+    /* A process takes its oversubscription when it first uses a device
+     * (cap/mem/over.c), not again: a change would reach new processes only. */
+    for (int d = -1; d < CC_MAX_DEVICES; d++)
+        if (d < 0 ? set.lim.over_set_all : set.lim.over_set_dev[d])
+            cli_usage_error("--mem-oversubscribe cannot change while the container runs; give it to "
+                            "'cudacap prepare' or 'cudacap run' before the container starts");
     if (!set.any) cli_usage_error("nothing to set: give --mem, --sm or --sm-soft (or their -<i> forms)");
     if (set.mem && !set.lim.mem_all) cli_usage_error("--mem: 0 is no cap; a memory cap cannot be removed "
                                                      "while the container runs (give a larger one)");

@@ -156,14 +156,18 @@ static void gpu_lines(FILE *f, struct snap *const *s, int n)
     struct gpu_total t[16];
     int nt = gpu_totals(s, n, t, 16);
     for (int k = 0; k < nt; k++) {
-        char used[16], caps[16], tot[16] = "?", util[16];
+        char used[16], caps[16], tot[16] = "?", util[16], host[32] = "", hb[16];
         uint64_t total;
         human(t[k].mem_used, used, sizeof used);
         human(t[k].mem_caps, caps, sizeof caps);
         if (gpu_mem_total(t[k].d->uuid, &total)) human(total, tot, sizeof tot);
         render_pct(t[k].has_util, t[k].util_pm, util, sizeof util);
-        fprintf(f, "GPU %d  mem %s / %s (caps %s)  SM %s (caps %u%%)  %d capped  %.20s\n", t[k].d->index,
-                used, tot, t[k].mem_capped ? caps : "-", util, t[k].sm_caps_pm / 10, t[k].containers,
+        if (t[k].host_used) {
+            human(t[k].host_used, hb, sizeof hb);
+            snprintf(host, sizeof host, " + host %s", hb);
+        }
+        fprintf(f, "GPU %d  mem %s / %s (caps %s)%s  SM %s (caps %u%%)  %d capped  %.20s\n", t[k].d->index,
+                used, tot, t[k].mem_capped ? caps : "-", host, util, t[k].sm_caps_pm / 10, t[k].containers,
                 t[k].d->uuid);
     }
 }

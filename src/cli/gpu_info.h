@@ -19,6 +19,7 @@ int gpu_mem_largest(uint64_t *largest, unsigned *count);
 struct gpu_total {
     const struct snap_dev *d; /* the first container's view of it: index, UUID */
     uint64_t mem_used;        /* the containers' device memory in use */
+    uint64_t host_used;       /* and what they oversubscribed into host memory */
     uint64_t mem_caps;        /* the sum of their memory caps */
     uint32_t sm_caps_pm;      /* the sum of their SM caps (hard shares), permille */
     int containers;           /* with a memory or SM cap there */

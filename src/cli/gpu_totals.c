@@ -19,7 +19,7 @@ int gpu_totals(struct snap *const *s, int n, struct gpu_total *t, int max)
                 memset(&t[nt], 0, sizeof t[nt]);
                 t[nt++].d = d;
             }
-            if (d->has_mem) t[k].mem_used += d->mem_used;
+            if (d->has_mem) t[k].mem_used += d->mem_used, t[k].host_used += d->host_used;
             /* The device's own utilization: the freshest sample any
              * container published for it. */
             if (d->has_sm && d->has_sample && (!t[k].has_util || d->sample_age_ns < t[k].util_age_ns))

@@ -47,7 +47,20 @@ int cli_limits_opt(int argc, char **argv, int *i, struct cli_limits *l)
         l->lim.soft_all = cli_parse_pct("--sm-soft", v, 1, 100);
         return l->any = 1;
     }
+    if (cli_opt_val(argc, argv, i, "--mem-oversubscribe", &v)) {
+        l->lim.over_all = cli_parse_size("--mem-oversubscribe", v);
+        l->lim.over_set_all = 1;
+        return l->any = 1;
+    }
     int d;
+    if ((d = suffix_dev(argv[*i], "--mem-oversubscribe")) >= 0) {
+        snprintf(name, sizeof name, "--mem-oversubscribe-%d", d);
+        if (cli_opt_val(argc, argv, i, name, &v)) {
+            l->lim.over_dev[d] = cli_parse_size(name, v);
+            l->lim.over_set_dev[d] = 1;
+        }
+        return l->any = l->per_dev = 1;
+    }
     if ((d = suffix_dev(argv[*i], "--sm-soft")) >= 0) {
         snprintf(name, sizeof name, "--sm-soft-%d", d);
         if (cli_opt_val(argc, argv, i, name, &v)) l->lim.soft_dev[d] = cli_parse_pct(name, v, 1, 100);
@@ -73,6 +86,12 @@ void cli_limits_check(const struct cli_limits *l)
 {
     const cc_limits_t *x = &l->lim;
     if (l->mem && !x->mem_all) cli_usage_error("--mem: 0 is no cap; leave the flag out");
+    for (int i = 0; i < CC_MAX_DEVICES; i++) {
+        uint64_t over = x->over_set_dev[i] ? x->over_dev[i] : x->over_all;
+        if (over && !(x->mem_dev[i] ? x->mem_dev[i] : x->mem_all))
+            cli_usage_error("--mem-oversubscribe on device %d needs a memory cap there (--mem or --mem-%d): "
+                            "oversubscription is memory beyond a cap", i, i);
+    }
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
         uint32_t h = x->sm_dev[i] ? x->sm_dev[i] : x->sm_all;
         uint32_t s = x->soft_dev[i] ? x->soft_dev[i] : x->soft_all;

@@ -1,6 +1,7 @@
 /* The cap options that write a container's limits file (cap/limits.h):
  * --mem SIZE, --mem-<i> SIZE, --sm PCT, --sm-<i> PCT, --sm-soft PCT,
- * --sm-soft-<i> PCT; and the file's atomic write (a temporary file renamed
+ * --sm-soft-<i> PCT, --mem-oversubscribe SIZE, --mem-oversubscribe-<i> SIZE;
+ * and the file's atomic write (a temporary file renamed
  * over it, so a reader sees the old file or the new one, whole). */
 #ifndef CC_CLI_LIMITS_CLI_H
 #define CC_CLI_LIMITS_CLI_H

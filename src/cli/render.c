@@ -138,8 +138,13 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
         }
         for (int i = 0; i < x->ndev; i++) {
             const struct snap_dev *d = &x->dev[i];
-            char mem[64], a[24], b[24], util[48], u1[16], u2[16], own[32];
-            if (d->has_mem)
+            char mem[112], a[24], b[24], util[48], u1[16], u2[16], own[32];
+            if (d->has_mem && (d->host_limit || d->host_used)) {
+                char c[24], e[24];
+                snprintf(mem, sizeof mem, "%s / %s + host %s / %s", cli_bytes(d->mem_used, a, sizeof a),
+                         d->mem_limit ? cli_bytes(d->mem_limit, b, sizeof b) : "no cap",
+                         cli_bytes(d->host_used, c, sizeof c), cli_bytes(d->host_limit, e, sizeof e));
+            } else if (d->has_mem)
                 snprintf(mem, sizeof mem, "%s / %s", cli_bytes(d->mem_used, a, sizeof a),
                          d->mem_limit ? cli_bytes(d->mem_limit, b, sizeof b) : "no cap");
             else
@@ -289,6 +294,11 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
                 fprintf(f, ",\"memory_limit_bytes\":%llu", (unsigned long long)d->mem_limit);
             else
                 fputs(",\"memory_limit_bytes\":null", f);
+            if (d->has_mem)
+                fprintf(f, ",\"memory_host_used_bytes\":%llu,\"memory_host_limit_bytes\":%llu",
+                        (unsigned long long)d->host_used, (unsigned long long)d->host_limit);
+            else
+                fputs(",\"memory_host_used_bytes\":null,\"memory_host_limit_bytes\":null", f);
             fprintf(f, ",\"memory_over_cap\":%s",
                     d->has_mem && d->mem_limit && d->mem_used > d->mem_limit ? "true" : "false");
             fputs(",\"sm_util_percent\":", f);

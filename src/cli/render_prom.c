@@ -186,13 +186,15 @@ static void head(FILE *f, const char *name, const char *type, const char *help)
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-enum { M_FB_USED, M_FB_LIMIT, M_SM_UTIL, M_SM_LIMIT, M_SM_SOFT, M_SM_TARGET, M_BORROWING, M_BORROWED,
+enum { M_FB_USED, M_FB_LIMIT, M_HOST_USED, M_HOST_LIMIT, M_SM_UTIL, M_SM_LIMIT, M_SM_SOFT, M_SM_TARGET, M_BORROWING, M_BORROWED,
        M_AGE, M_DEV_PROCS, M_SAMPLER, M_REFUSALS, M_THROTTLED, M_N };
 static const struct {
     const char *name, *type, *help;
 } metric[M_N] = {
     {"cudacap_fb_used_bytes", "gauge", "Device memory the container uses (allocations + context overhead), bytes."},
     {"cudacap_fb_limit_bytes", "gauge", "Device memory cap of the container, bytes (absent: no cap)."},
+    {"cudacap_memory_host_used_bytes", "gauge", "Memory the container allocated beyond its device cap, served from host memory (oversubscription), bytes."},
+    {"cudacap_memory_host_limit_bytes", "gauge", "How much the container may allocate beyond its device cap in host memory, bytes (absent: no oversubscription)."},
     {"cudacap_sm_utilization_ratio", "gauge", "SM utilization of the container's processes over the last sample, 0..1 (0 when none is alive)."},
     {"cudacap_sm_limit_ratio", "gauge", "SM utilization cap of the container, 0..1 (absent: no cap); the guaranteed share of an elastic one."},
     {"cudacap_sm_soft_limit_ratio", "gauge", "Elastic container: the share of idle device time it may borrow up to, 0..1 (absent: not elastic)."},
@@ -211,6 +213,8 @@ static int metric_value(int m, const struct snap_dev *d, double *v)
     switch (m) {
     case M_FB_USED: *v = (double)d->mem_used; return d->has_mem;
     case M_FB_LIMIT: *v = (double)d->mem_limit; return d->has_mem && d->mem_limit;
+    case M_HOST_USED: *v = (double)d->host_used; return d->has_mem;
+    case M_HOST_LIMIT: *v = (double)d->host_limit; return d->has_mem && d->host_limit;
     case M_SM_UTIL: *v = d->idle ? 0 : d->util_pm / 1000.0; return d->has_sm && (d->has_sample || d->idle);
     case M_SM_LIMIT: *v = d->sm_limit_pm / 1000.0; return d->has_sm && d->sm_limit_pm;
     case M_SM_SOFT: *v = d->sm_soft_pm / 1000.0; return d->has_sm && d->sm_soft_pm;

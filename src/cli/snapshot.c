@@ -201,6 +201,7 @@ static void read_mem(const char *dir, struct snap *s)
         if (!sd) continue;
         sd->has_mem = 1;
         sd->mem_limit = __atomic_load_n(&r->dev[d].limit, __ATOMIC_RELAXED);
+        sd->host_limit = __atomic_load_n(&r->host_limit[d], __ATOMIC_RELAXED);
         sd->refusals = cc_mem_counters((void *)r)->refusals[d];
         map[d] = (int)(sd - s->dev);
     }
@@ -226,7 +227,9 @@ static void read_mem(const char *dir, struct snap *s)
             if (slot_counted(p)) {
                 struct snap_dev *sd = &s->dev[map[d]];
                 sd->mem_used += b; /* a dead slot's bytes are never counted */
-                if (b) sd->nproc++;
+                uint64_t hb = __atomic_load_n(&r->host_used[d][i], __ATOMIC_RELAXED);
+                sd->host_used = sd->host_used + hb < hb ? UINT64_MAX : sd->host_used + hb;
+                if (b || hb) sd->nproc++;
             }
         }
     }

@@ -31,6 +31,8 @@ struct snap_dev {
     int has_mem;           /* the memory region knows the device */
     uint64_t mem_used;     /* live processes: allocations + overhead */
     uint64_t mem_limit;    /* 0: not capped */
+    uint64_t host_used;    /* live processes: oversubscribed bytes in host memory */
+    uint64_t host_limit;   /* the oversubscription allowed; 0: none */
     int has_sm;            /* the compute region knows the device */
     uint32_t sm_limit_pm;  /* 0: not capped (the hard cap of an elastic one) */
     uint32_t sm_soft_pm;   /* the elastic limit; 0: not elastic */

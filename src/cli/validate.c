@@ -66,11 +66,11 @@ const char *snap_check_mem(const void *region, char *buf, size_t len)
         if (p->start_time > TICKS_MAX)
             BAD("slot %u: start time %llu is not a time", i, (unsigned long long)p->start_time);
         for (int d = 0; d < CC_MEM_DEVS; d++) {
-            uint64_t u = r->used[d][i], o = r->overhead[d][i];
-            if ((u || o) && !p->owner) BAD("free slot %u holds bytes on device entry %d", i, d);
-            if (u > BYTES_MAX || o > BYTES_MAX)
+            uint64_t u = r->used[d][i], o = r->overhead[d][i], h = r->host_used[d][i];
+            if ((u || o || h) && !p->owner) BAD("free slot %u holds bytes on device entry %d", i, d);
+            if (u > BYTES_MAX || o > BYTES_MAX || h > BYTES_MAX)
                 BAD("slot %u: %llu B on device entry %d is over 1 PiB", i,
-                    (unsigned long long)(u > o ? u : o), d);
+                    (unsigned long long)(u > o ? (u > h ? u : h) : (o > h ? o : h)), d);
         }
     }
     /* Past the layout: zero, except the exporter's and the configuration's

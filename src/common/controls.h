@@ -43,14 +43,16 @@
     X(CC_TEST_CTX_UNCHARGED, "cap/mem/ctx_admit.c", "faults.loop.control.nvml_procs")                                    \
     X(CC_TEST_CURRENT_DEVICE, "hook/devices.c hook/memory_pool.c", "route.2dev.kernel.control route.2dev.pool.control") \
     X(CC_TEST_DEEPBIND_UNBOUND, "hook/deepbind.c", "route.deepbind.alloc.control route.deepbind.launch.control") \
-    X(CC_ML_TEST_LOCAL_ONLY, "cap/mem/ledger_reserve.c", "mem.ledger.race.negative_control mem.preload.race.negative_control")                           \
-    X(CC_ML_TEST_NO_SWEEP, "cap/mem/ledger_slots.c", "mem.ledger.kill_storm.negative_control mem.preload.kill_storm.negative_control")                        \
+    X(CC_ML_TEST_LOCAL_ONLY, "cap/mem/ledger_reserve.c", "mem.ledger.race.negative_control mem.preload.race.negative_control mem.over.share.control")                           \
+    X(CC_ML_TEST_NO_SWEEP, "cap/mem/ledger_slots.c", "mem.ledger.kill_storm.negative_control mem.preload.kill_storm.negative_control mem.over.kill.control")                        \
     X(CC_ML_TEST_NO_REJOIN, "cap/mem/ledger_attach.c", "faults.lib.control.rejoin")                                    \
     X(CC_ML_TEST_NO_REKEY, "cap/mem/ledger_rebuild.c", "faults.lib.control.rekey")                                       \
     X(CC_ML_TEST_NO_REPUBLISH, "cap/mem/ledger_rebuild.c", "mem.state.rebuild.control")                                \
+    X(CC_TEST_OVER_DEVICE, "hook/memory_over.c", "mem.over.fill.control")                                              \
+    X(CC_TEST_OVER_NO_CHECKS, "cap/mem/over.c", "mem.over.safety.control")                                             \
     X(CC_ML_TEST_TRUST_HW, "cap/mem/ledger_reserve.c cap/mem/ledger_internal.h", "mem.state.slots.control")                                        \
     /* configuration */                                                                                                \
-    X(CC_TEST_NO_SEED_NAMES, "common/options.c", "config.seed.control")                                                \
+    X(CC_TEST_NO_SEED_NAMES, "common/options.c", "config.seed.control mem.over.seed.control")                                                \
     X(CC_TEST_STRICT_OPEN, "hook/init.c", "config.strict.control")                                                     \
     X(CC_TEST_ENV_OVER_LIMITS, "cap/config.c", "config.limits.file.control")                                           \
     X(CC_TEST_TRUST_BAD_LIMITS, "cap/config.c", "config.limits.bad.control config.limits.faults.control")              \

@@ -60,6 +60,25 @@ int cc_parse_percent(const char *s, uint32_t *out) { return parse_whole(s, "%", 
 #define SIZE_WHAT "a size (examples: 4g, 4Gi, 4096m, 1048576k, 4294967296)"
 #define BOOL_WHAT "a switch (1/0, true/false, yes/no, on/off)"
 
+/* The seed's CUDA_MEM_RATIO: "2", "1.5", "1.125" (at most 3 decimals, at
+ * most 1000), x 1000, so that the split is computed in integers. */
+static int parse_ratio(const char *s, uint64_t *out)
+{
+    uint64_t whole = 0, frac = 0, scale = 1000;
+    const char *p = s;
+    if (!isdigit((unsigned char)*p)) return -1;
+    while (isdigit((unsigned char)*p) && whole <= 1000) whole = whole * 10 + (uint64_t)(*p++ - '0');
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p)) return -1;
+        while (isdigit((unsigned char)*p) && scale > 1) scale /= 10, frac += (uint64_t)(*p++ - '0') * scale;
+    }
+    if (*p || whole > 1000 || (whole == 0 && frac == 0)) return -1;
+    uint64_t v = whole * 1000 + frac;
+    if (v < 1000 || v > 1000000) return -1;
+    return *out = v, 0;
+}
+
 int cc_opt_parse(const cc_option_t *o, const char *s, uint64_t *out)
 {
     uint32_t p;
@@ -86,6 +105,7 @@ int cc_opt_parse(const cc_option_t *o, const char *s, uint64_t *out)
     case CC_KIND_MS:
         if (parse_whole(s, "ms", CC_SM_BURST_MIN_MS, CC_SM_BURST_MAX_MS, &p) != 0) return -1;
         return *out = p, 0;
+    case CC_KIND_RATIO: return parse_ratio(s, out);
     case CC_KIND_PATH:
     case CC_KIND_TEXT:
     case CC_KIND_IGNORED: break; /* any text */
@@ -102,6 +122,7 @@ static const char *kind_what(const cc_option_t *o, char *buf, size_t size)
     case CC_KIND_SWITCH: return BOOL_WHAT;
     case CC_KIND_LEVEL: return "a log level 0..4";
     case CC_KIND_MS: return "a number of milliseconds 1..1000";
+    case CC_KIND_RATIO: return "a ratio of at least 1 (examples: 2, 1.5)";
     case CC_KIND_ENUM: {
         size_t n = (size_t)snprintf(buf, size, "one of");
         for (const cc_opt_choice_t *c = o->choices; c->word && n < size; c++)

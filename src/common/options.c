@@ -22,7 +22,6 @@ static const cc_opt_choice_t controllers[] = {
  * and force are the same here; only disable turns compute capping off. */
 static const cc_opt_choice_t policies[] = {
     {"default", 0}, {"force", 0}, {"disable", 1}, {NULL, 0}};
-static const char *const oversubscribe_off[] = {"false", "0", NULL};
 
 #define HAMI_IGNORED "set by HAMi's device plugin for HAMi-core; **ignored** by cudacap "
 
@@ -33,6 +32,30 @@ const cc_option_t cc_options[CC_OPT_COUNT] = {
         .kind = CC_KIND_SIZE, .per_device = 1,
         .doc = "memory cap for every device",
         .doc_dev = "memory cap for device `i` (overrides the above)"},
+    [CC_OPT_MEM_OVERSUBSCRIBE] = {
+        .name = "CUDACAP_MEM_OVERSUBSCRIBE",
+        .kind = CC_KIND_SIZE, .per_device = 1,
+        .doc = "memory beyond the cap, every capped device: allocations past the device cap are "
+               "served from host memory (managed memory, host preferred) up to this much more; "
+               "`cuMemGetInfo` shows cap + this (docs/memory.md, \"Oversubscription\"); needs a "
+               "memory cap",
+        .doc_dev = "the same for device `i` (overrides the above)"},
+    [CC_OPT_MEM_RATIO] = {
+        .seed = "CUDA_MEM_RATIO",
+        .kind = CC_KIND_RATIO, .per_device = 1,
+        .bad = "no oversubscription from it",
+        .doc = "the seed's device share: with the memory cap L as the size the container sees, "
+               "L / R stays on the device (the cap) and L - L / R is oversubscription; "
+               "`CUDACAP_MEM_OVERSUBSCRIBE` wins when both are set",
+        .doc_dev = "the same for the device at place `i`"},
+    [CC_OPT_MEM_OVERSOLD] = {
+        .seed = "CUDA_MEM_OVERSOLD",
+        .kind = CC_KIND_SWITCH, .per_device = 1,
+        .bad = "not oversold",
+        .doc = "the seed's fallback when the card runs out: on, the part of the memory cap that "
+               "the card does not have (cap - its total memory) is oversubscription, the rest "
+               "stays on the device",
+        .doc_dev = "the same for the device at place `i`"},
     [CC_OPT_SM_LIMIT] = {
         .name = "CUDACAP_SM_LIMIT", .alias = "CUDA_DEVICE_SM_LIMIT",
         .seed = "CUDA_CORE_LIMIT",
@@ -105,11 +128,12 @@ const cc_option_t cc_options[CC_OPT_COUNT] = {
         .doc = HAMI_IGNORED "(no task priorities), with one warning per process when set"},
     [CC_OPT_OVERSUBSCRIBE] = {
         .alias = "CUDA_OVERSUBSCRIBE",
-        .kind = CC_KIND_IGNORED, .quiet = oversubscribe_off,
-        .bad = "cudacap does not oversubscribe device memory (the memory cap is hard; "
-               "allocations past it fail)",
-        .doc = HAMI_IGNORED "(memory is never oversubscribed, the cap is hard), with one "
-               "warning per process when set (`false`/`0`: none)"},
+        .kind = CC_KIND_SWITCH, .def = 0,
+        .bad = "not oversubscribing",
+        .doc = "set by HAMi's device plugin when its memory scaling is above 1 (the cap it gives "
+               "in `CUDA_DEVICE_MEMORY_LIMIT` may exceed the card): on, every device as with "
+               "`CUDA_MEM_OVERSOLD`: the part of the cap the card does not have is "
+               "oversubscription"},
     [CC_OPT_SEED_DEVICES] = {
         .seed = "MANAGER_VISIBLE_DEVICES", .kind = CC_KIND_TEXT,
         .bad = "the seed's names are read by CUDA ordinal",

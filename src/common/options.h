@@ -17,6 +17,7 @@ typedef enum {
     CC_KIND_IGNORED, /* a HAMi name with no use here: a warning when set */
     CC_KIND_TEXT,    /* any text, read by its own module (no default) */
     CC_KIND_MS,      /* milliseconds 1..1000, optionally ending in "ms" */
+    CC_KIND_RATIO,   /* a decimal number >= 1 (at most 3 decimals), stored x 1000 */
 } cc_opt_kind_t;
 
 typedef struct {
@@ -51,6 +52,9 @@ typedef struct cc_option {
  * them in this order). */
 enum {
     CC_OPT_MEM_LIMIT,
+    CC_OPT_MEM_OVERSUBSCRIBE,
+    CC_OPT_MEM_RATIO,
+    CC_OPT_MEM_OVERSOLD,
     CC_OPT_SM_LIMIT,
     CC_OPT_SM_SOFT_LIMIT,
     CC_OPT_SM_BURST,

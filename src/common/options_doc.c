@@ -27,6 +27,7 @@ static void print_kind(const cc_option_t *o)
     case CC_KIND_IGNORED: fputs("any", stdout); return;
     case CC_KIND_TEXT: fputs("text", stdout); return;
     case CC_KIND_MS: fputs("milliseconds `1`-`1000`", stdout); return;
+    case CC_KIND_RATIO: fputs("ratio >= 1 (`2`, `1.5`)", stdout); return;
     case CC_KIND_ENUM:
         for (const cc_opt_choice_t *c = o->choices; c->word; c++)
             printf("%s`%s`", c == o->choices ? "" : c[1].word ? ", " : " or ", c->word);
@@ -40,7 +41,8 @@ static void print_default(const cc_option_t *o)
     switch (o->kind) {
     case CC_KIND_IGNORED:
     case CC_KIND_TEXT: fputs("-", stdout); break;
-    case CC_KIND_MS: fputs("none", stdout); break;
+    case CC_KIND_MS:
+    case CC_KIND_RATIO: fputs("none", stdout); break;
     case CC_KIND_PATH: printf("`%s`", o->def_path); break;
     case CC_KIND_ENUM: printf("`%s`", word_of(o, o->def)); break;
     case CC_KIND_SWITCH: fputs(o->def ? "on" : "off", stdout); break;

@@ -19,6 +19,13 @@ enum cc_at_kind {
     CC_AT_GNODE,     /* allocation node: bytes, aux = device (drivers without GetParams) */
 };
 
+/* CC_AT_PTR's aux: the allocation was served beyond the cap from host memory
+ * (memory_over.c), its bytes counted in the ledger's host dimension. */
+#define CC_AT_AUX_HOST 1u
+/* CC_AT_PTR's aux: managed memory counted at the cap, aux >> 8 its ordinal
+ * (its bytes are kept apart from NVML's figure: cap/device.h, mem_managed). */
+#define CC_AT_AUX_MANAGED 2u
+
 struct cc_at_val {
     int h;           /* ledger device handle */
     int32_t refs;

@@ -1,6 +1,7 @@
 /* Memory entry points: linear allocations (cuMemAlloc, pitch, managed), their
  * free, and what the user sees (cuMemGetInfo, cuDeviceTotalMem). Pools and
- * stream-ordered allocation: memory_pool.c; VMM and arrays: memory_vmm.c.
+ * stream-ordered allocation: memory_pool.c; VMM and arrays: memory_vmm.c;
+ * what goes beyond the cap into host memory: memory_over.c.
  *
  * Cost of a capped cuMemAlloc beyond the driver's: device lookup (a load on
  * one-device processes), the ledger reserve (an atomic add and a scan of the
@@ -11,6 +12,7 @@
 #include "hook.h"
 #include "memory_track.h"
 #include "memory_graph.h"
+#include "memory_over.h"
 
 static inline __attribute__((always_inline)) CUresult alloc_linear(enum cc_fn id, CUdeviceptr *dptr, size_t bytes, unsigned flags)
 {
@@ -24,10 +26,13 @@ static inline __attribute__((always_inline)) CUresult alloc_linear(enum cc_fn id
          ? ((__typeof__(&cuMemAllocManaged))real)(dptr, bytes, flags)          \
          : ((__typeof__(&cuMemAlloc_v2))real)(dptr, bytes))
     if (!m || !dptr || bytes == 0) return CALL();
-    if (cc_mem_reserve(m, o, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (cc_mem_reserve_or_over(m, o, bytes) != 0)
+        return m->over ? cc_mem_over_linear(m, o, dptr, bytes, id == CC_FN_cuMemAllocManaged ? flags : 0)
+                       : CUDA_ERROR_OUT_OF_MEMORY;
     r = CALL();
 #undef CALL
     if (r != CUDA_SUCCESS) cc_ml_release(m->h, bytes);
+    else if (id == CC_FN_cuMemAllocManaged) cc_mem_track_managed(*dptr, m, o, bytes);
     else cc_mem_track(CC_AT_PTR, *dptr, m, bytes);
     return r;
 }
@@ -53,7 +58,8 @@ CC_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t w
     /* Reserve the likely size first (rows padded to 512 bytes), then settle
      * to what the driver chose: pitch * height. */
     uint64_t est = (((uint64_t)width + 511) & ~511ull) * height;
-    if (cc_mem_reserve(m, o, est) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (cc_mem_reserve_or_over(m, o, est) != 0)
+        return m->over ? cc_mem_over_pitch(m, o, dptr, pitch, width, height, elem) : CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r = real(dptr, pitch, width, height, elem);
     if (r != CUDA_SUCCESS) {
         cc_ml_release(m->h, est);
@@ -81,7 +87,8 @@ CC_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
     int had = cc_at_take(CC_AT_PTR, dptr, &v);
     CUresult r = real(dptr);
     if (had) {
-        if (r == CUDA_SUCCESS) cc_ml_release(v.h, v.bytes);
+        if (r == CUDA_SUCCESS && v.aux == CC_AT_AUX_HOST) cc_ml_host_release(v.h, v.bytes);
+        else if (r == CUDA_SUCCESS) cc_mem_untrack_linear(&v);
         else cc_at_put(CC_AT_PTR, dptr, &v);
     } else if (r == CUDA_SUCCESS) {
         cc_mem_graph_refresh(); /* a graph allocation (a load if none) */
@@ -111,6 +118,7 @@ CC_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
     if (r == CUDA_SUCCESS && bytes && dev >= 0 && dev < CC_MAX_DEVICES) {
         const struct cc_mem_device *m = cc_mem_dev((int)dev);
         if (m && cc_mem_cap(m) < *bytes) *bytes = (size_t)cc_mem_cap(m);
+        if (m) *bytes += (size_t)m->over; /* the size the container sees */
     }
     return r;
 }

@@ -19,6 +19,17 @@ static inline void cc_mem_track(int kind, uint64_t key, const struct cc_mem_devi
     struct cc_at_val v = {.h = m->h, .refs = 1, .bytes = bytes, .aux = 0};
     if (__builtin_expect(cc_at_put(kind, key, &v) != 0, 0)) cc_mem_track_lost();
 }
+/* The same for managed memory counted at the cap on ordinal o. */
+void cc_mem_track_managed(uint64_t key, const struct cc_mem_device *m, int o, uint64_t bytes);
+/* Gives back what a linear allocation's entry v counted (after the real
+ * free succeeded): device bytes, managed ones noted apart. Inline: the
+ * free's one call into the ledger, as before managed bytes were noted. */
+void cc_mem_untrack_managed(const struct cc_at_val *v);
+static inline void cc_mem_untrack_linear(const struct cc_at_val *v)
+{
+    cc_ml_release(v->h, v->bytes);
+    if (__builtin_expect((v->aux & 0xff) == CC_AT_AUX_MANAGED, 0)) cc_mem_untrack_managed(v);
+}
 /* Gives back what key counted (after the real free succeeded). */
 void cc_mem_untrack_release(int kind, uint64_t key);
 

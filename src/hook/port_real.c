@@ -34,6 +34,7 @@ static int real_process_memory(int ordinal, uint32_t pid, uint64_t *bytes)
 static nvmlReturn_t real_proc_util(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
                                    unsigned long long);
 static int real_device_info(int, char[CC_PORT_UUID_LEN], nvmlDevice_t *);
+static int real_device_memory(int, uint64_t *, int *);
 static nvmlReturn_t real_dev_util(nvmlDevice_t, unsigned int *);
 static int real_running_pids(int, uint32_t *, unsigned int *);
 static int real_process_memory(int, uint32_t, uint64_t *);
@@ -49,6 +50,7 @@ static cc_port_t real = {
     .device_current = cc_device_current,
     .device_of_stream = cc_device_of_stream,
     .device_info = real_device_info,
+    .device_memory = real_device_memory,
     .host_pid_known = cc_hostpid_known,
     .host_pid_discover = cc_hostpid,
 };
@@ -104,6 +106,22 @@ static int real_device_info(int ordinal, char uuid[CC_PORT_UUID_LEN], nvmlDevice
     memcpy(uuid, dv->uuid, CC_UUID_LEN);
     uuid[CC_UUID_LEN - 1] = 0;
     *nvml = dv->nvml;
+    return 0;
+}
+
+static int real_device_memory(int ordinal, uint64_t *total, int *concurrent)
+{
+    __typeof__(&cuDeviceGet) get = (__typeof__(&cuDeviceGet))cc_lib_sym(CC_LIB_CUDA, "cuDeviceGet");
+    __typeof__(&cuDeviceGetAttribute) attr =
+        (__typeof__(&cuDeviceGetAttribute))cc_lib_sym(CC_LIB_CUDA, "cuDeviceGetAttribute");
+    __typeof__(&cuDeviceTotalMem_v2) tot = CC_REAL(cuDeviceTotalMem_v2); /* the card's, not our view */
+    CUdevice dev;
+    size_t t;
+    int c;
+    if (!get || !attr || !tot || get(&dev, ordinal) != CUDA_SUCCESS || tot(&t, dev) != CUDA_SUCCESS ||
+        attr(&c, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, dev) != CUDA_SUCCESS)
+        return -1;
+    *total = t, *concurrent = c;
     return 0;
 }
 

@@ -193,4 +193,20 @@ void cc_os_futex_wait(uint32_t *w, uint32_t val, uint64_t timeout_ns);
 /* Wakes every waiter on w (cc_os_futex_wait). */
 void cc_os_futex_wake_all(uint32_t *w);
 
+/* ---- host memory (os_hostmem.c) ---------------------------------------- */
+
+/* What host memory can back oversubscription: the node's MemAvailable
+ * (/proc/meminfo) and the container's cgroup memory limit and use (v2
+ * memory.max / memory.current, else v1 memory.limit_in_bytes /
+ * memory.usage_in_bytes). UINT64_MAX: unknown or no limit. Reads files
+ * (tens of microseconds); CUDACAP_TEST_HOST_ROOT (tests only) prefixes
+ * every path. */
+struct cc_os_hostmem {
+    uint64_t avail;          /* MemAvailable, bytes */
+    uint64_t cg_limit;       /* the cgroup's limit, bytes */
+    uint64_t cg_used;        /* the cgroup's use, bytes (0 unknown) */
+    const char *cg_source;   /* the limit's file name, "" none */
+};
+void cc_os_host_memory(struct cc_os_hostmem *m);
+
 #endif

@@ -5,8 +5,8 @@
 #define refuse_bad_limits(cfg, why) ((void)(why), (cfg)->limits_path[0] = 0)
 #endif
 #ifdef CC_TEST_ENV_OVER_LIMITS /* config.limits.file.control: the environment wins */
-#define take_limits(cfg, get, mem, sm, soft, generation)                                                               \
-    ((void)(cfg), (void)(get), (void)(mem), (void)(sm), (void)(soft), (void)(generation))
+#define take_limits(cfg, get, mem, sm, soft, l)                                                                        \
+    ((void)(cfg), (void)(get), (void)(mem), (void)(sm), (void)(soft), (void)(l))
 #endif
 
 #include "cap/config.c"

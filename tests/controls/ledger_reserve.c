@@ -3,6 +3,7 @@
 
 #ifdef CC_ML_TEST_LOCAL_ONLY /* mem.*.race.negative_control: a per-process cap, not the container-wide one */
 #define container_use(l, b, d, mine, own) (own)
+#define container_host(l, d, mine, own, over) ((void)(over), (own))
 #endif
 #ifdef CC_ML_TEST_TRUST_HW /* mem.state.slots.control: slots_hw trusted, counts unowned and unclamped */
 #include "trust_hw.h"

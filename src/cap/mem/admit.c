@@ -45,7 +45,7 @@ int cc_mem_reserve_overhead(const struct cc_mem_device *m, int ordinal, uint64_t
     return -1;
 }
 
-int cc_mem_reserve_slow(const struct cc_mem_device *m, int ordinal, uint64_t bytes)
+int cc_mem_reserve_slow(const struct cc_mem_device *m, int ordinal, uint64_t bytes, int count)
 {
     fresh(ordinal);
     if (__builtin_expect(cc_ml_reserve(m->h, bytes, cc_mem_cap(m)) == 0, 1)) return 0;
@@ -73,7 +73,7 @@ int cc_mem_reserve_slow(const struct cc_mem_device *m, int ordinal, uint64_t byt
     }
     if (cc_ml_own(m->h) + cc_ml_overhead(m->h) < mine && cc_ml_reserve(m->h, bytes, cc_mem_cap(m)) == 0)
         return 0;
-    cc_ml_count_refusal(m->h);
+    if (count) cc_ml_count_refusal(m->h);
     cc_debug("memory cap: refusing %llu bytes on device %d (container uses %llu of %llu)",
              (unsigned long long)bytes, ordinal, (unsigned long long)cc_ml_used(m->h),
              (unsigned long long)cc_mem_cap(m));
@@ -81,18 +81,21 @@ int cc_mem_reserve_slow(const struct cc_mem_device *m, int ordinal, uint64_t byt
 }
 
 /* The one computation behind cc_mem_info and cc_mem_info_ledger. o: the
- * ordinal whose overhead to re-measure, or -1. */
-static void view(int h, uint64_t cap, int o, uint64_t phys_free, uint64_t phys_total,
+ * ordinal whose overhead to re-measure, or -1. With oversubscription the
+ * total is cap + over and the used counts the host part too; the free is
+ * the device's (never above its real free) plus what is left beyond it. */
+static void view(int h, uint64_t cap, uint64_t over, int o, uint64_t phys_free, uint64_t phys_total,
                  uint64_t *free_b, uint64_t *total_b, uint64_t *used_b)
 {
     cc_ml_sweep();
     cc_port()->mem_refresh_own();
     if (o >= 0) cc_mem_refresh_overhead(o);
     uint64_t total = cap < phys_total ? cap : phys_total;
-    uint64_t used = cc_ml_used(h);
+    uint64_t used = cc_ml_used(h), host = over ? cc_ml_host_used(h) : 0;
     uint64_t fr = used < total ? total - used : 0;
     if (fr > phys_free) fr = phys_free; /* the device itself is the other bound */
-    *free_b = fr, *total_b = total, *used_b = used;
+    fr += host < over ? over - host : 0;
+    *free_b = fr, *total_b = total + over, *used_b = used + host;
 }
 
 void cc_mem_info(int o, uint64_t phys_free, uint64_t phys_total, uint64_t *free_b,
@@ -104,11 +107,14 @@ void cc_mem_info(int o, uint64_t phys_free, uint64_t phys_total, uint64_t *free_
         *used_b = phys_total - (phys_free < phys_total ? phys_free : phys_total);
         return;
     }
-    view(m->h, cc_mem_cap(m), o, phys_free, phys_total, free_b, total_b, used_b);
+    view(m->h, cc_mem_cap(m), m->over, o, phys_free, phys_total, free_b, total_b, used_b);
 }
 
-void cc_mem_info_ledger(int h, uint64_t cap, uint64_t phys_free, uint64_t phys_total,
+void cc_mem_info_ledger(int h, uint64_t cap, uint64_t over, uint64_t phys_free, uint64_t phys_total,
                         uint64_t *free_b, uint64_t *total_b, uint64_t *used_b)
 {
-    view(h, cap, cc_mem_bound_ordinal(h), phys_free, phys_total, free_b, total_b, used_b);
+    int o = cc_mem_bound_ordinal(h);
+    const struct cc_mem_device *m = o >= 0 ? cc_mem_dev(o) : NULL;
+    if (m) cap = cc_mem_cap(m), over = m->over; /* as bound: resolved and checked */
+    view(h, cap, over, o, phys_free, phys_total, free_b, total_b, used_b);
 }

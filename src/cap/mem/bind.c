@@ -16,6 +16,7 @@ void cc_mem_bind_fork(struct cc_devrec *r)
     /* Bindings stay (same region, same devices); the overhead of the child
      * is measured again on its first use. */
     if (r->mem_state == CC_MEM_BOUND) r->mem_state = CC_MEM_UNMEASURED;
+    r->mem_managed = 0; /* the child owns none of the parent's allocations */
 }
 
 int cc_mem_measure_overhead(int ordinal, uint64_t *ovh)
@@ -25,7 +26,9 @@ int cc_mem_measure_overhead(int ordinal, uint64_t *ovh)
     uint32_t hp = p->host_pid_discover(ordinal); /* 0 while ambiguous */
     uint64_t used;
     if (!hp || !p->nvml_process_memory(ordinal, hp, &used)) return 0;
-    uint64_t own = cc_ml_own(cc_devrec(ordinal)->mem.h);
+    struct cc_devrec *r = cc_devrec(ordinal);
+    uint64_t own = cc_ml_own(r->mem.h), managed = __atomic_load_n(&r->mem_managed, __ATOMIC_RELAXED);
+    own = own > managed ? own - managed : 0; /* not in NVML's figure */
     *ovh = used > own ? used - own : 0;
     return 1;
 }
@@ -57,7 +60,9 @@ static int bind_locked(struct cc_devrec *r, int o, int measure)
             s = known ? CC_MEM_UNCAPPED : CC_MEM_UNBOUND; /* no device yet: try again later */
         } else {
             r->mem.cap = cap;
-            r->mem.h = cc_ml_device(cc_cfg.state_dir, r->uuid, cap);
+            cc_mem_over_bind(&r->mem, o); /* may lower cap to the card's (a spilling cap) */
+            r->mem.h = cc_ml_device(cc_cfg.state_dir, r->uuid, r->mem.cap);
+            if (r->mem.h >= 0) cc_ml_set_host_limit(r->mem.h, r->mem.over);
             /* No ledger at all (said): uncapped rather than a bad handle. */
             s = r->mem.h >= 0 ? CC_MEM_UNMEASURED : CC_MEM_UNCAPPED;
         }

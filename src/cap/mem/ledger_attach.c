@@ -60,6 +60,8 @@ void ml_go_private_locked(const char *why)
                          __ATOMIC_SEQ_CST);
         __atomic_store_n(&ml.pv.r->overhead[d][0], __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST),
                          __ATOMIC_SEQ_CST);
+        __atomic_store_n(&ml.pv.r->host_used[d][0], __atomic_load_n(&b->m_host, __ATOMIC_SEQ_CST),
+                         __ATOMIC_SEQ_CST);
         __atomic_store_n(&b->d, d, __ATOMIC_RELAXED);
         __atomic_store_n(&b->l, &ml.pv, __ATOMIC_RELEASE);
     }
@@ -270,10 +272,11 @@ void cc_ml_fork_child(void)
      * and with it the parent's liveness byte: ours comes with our own. */
     if (ml.fd >= 0) close(ml.fd);
     ml.fd = -1;
-    for (int h = 0; h < ml.nbinds; h++) ml.binds[h].m_used = ml.binds[h].m_ovh = 0;
+    for (int h = 0; h < ml.nbinds; h++) ml.binds[h].m_used = ml.binds[h].m_ovh = ml.binds[h].m_host = 0;
     if (ml.pv.r) {
         memset(ml.pv.r->used, 0, sizeof ml.pv.r->used);
         memset(ml.pv.r->overhead, 0, sizeof ml.pv.r->overhead);
+        memset(ml.pv.r->host_used, 0, sizeof ml.pv.r->host_used);
         ml.pv.r->proc[0].owner = (uint32_t)getpid();
         ml.pv.r->proc[0].host_pid = 0;
     }

@@ -52,6 +52,7 @@ struct bind {
     char uuid[CC_MEM_UUID_LEN];
     uint64_t m_used;    /* mirror of our used[d][slot] (atomic) */
     uint64_t m_ovh;     /* mirror of our overhead[d][slot] */
+    uint64_t m_host;    /* mirror of our host_used[d][slot] (oversubscription) */
     uint64_t m_ctx;     /* a context's size as we learned or saw it (relaxed) */
 };
 /* The ledger's whole per-process state, one object owned by

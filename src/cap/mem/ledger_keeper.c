@@ -78,6 +78,8 @@ static void rejoin_locked(void)
                          __ATOMIC_SEQ_CST);
         __atomic_store_n(&r->overhead[dev[h]][s], __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST),
                          __ATOMIC_SEQ_CST);
+        __atomic_store_n(&r->host_used[dev[h]][s], __atomic_load_n(&b->m_host, __ATOMIC_SEQ_CST),
+                         __ATOMIC_SEQ_CST);
         ml_heal_ctx(r, dev[h], b);
     }
     ml_publish_owner(r, s);
@@ -93,6 +95,7 @@ static void rejoin_locked(void)
         /* What changed in flight on the private ledger meanwhile. */
         ml_repair(&r->used[dev[h]][s], &b->m_used);
         ml_repair(&r->overhead[dev[h]][s], &b->m_ovh);
+        ml_repair(&r->host_used[dev[h]][s], &b->m_host);
     }
     cc_info("memory cap: %s/%s can be used now; this process joined the container's cap (slot %d)",
             ml.dir, CC_MEM_REGION_FILE, s);

@@ -199,9 +199,12 @@ static int CC_CONTROL_POINT(rekey_locked)(cc_mem_region_t *r, struct bind *b, in
     __atomic_store_n(&r->used[nd][s], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST), __ATOMIC_SEQ_CST);
     __atomic_store_n(&r->overhead[nd][s], __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST),
                      __ATOMIC_SEQ_CST);
+    __atomic_store_n(&r->host_used[nd][s], __atomic_load_n(&b->m_host, __ATOMIC_SEQ_CST),
+                     __ATOMIC_SEQ_CST);
     __atomic_store_n(&b->d, nd, __ATOMIC_RELAXED);
     __atomic_store_n(&r->used[d][s], 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&r->overhead[d][s], 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&r->host_used[d][s], 0, __ATOMIC_SEQ_CST);
     cc_info("memory cap: %s/%s: the entry of %s changed its key; this process counts in entry %d "
             "again", ml.dir, CC_MEM_REGION_FILE, b->uuid, nd);
     return nd;
@@ -232,6 +235,7 @@ static void CC_CONTROL_POINT(republish_locked)(int full)
             int d = rekey_locked(r, b, s);
             ml_repair(&r->used[d][s], &b->m_used);
             ml_repair(&r->overhead[d][s], &b->m_ovh);
+            ml_repair(&r->host_used[d][s], &b->m_host);
             ml_heal_ctx(r, d, b);
         }
         return;
@@ -250,6 +254,8 @@ static void CC_CONTROL_POINT(republish_locked)(int full)
         __atomic_store_n(&r->used[d][ns], __atomic_load_n(&b->m_used, __ATOMIC_SEQ_CST),
                          __ATOMIC_SEQ_CST);
         __atomic_store_n(&r->overhead[d][ns], __atomic_load_n(&b->m_ovh, __ATOMIC_SEQ_CST),
+                         __ATOMIC_SEQ_CST);
+        __atomic_store_n(&r->host_used[d][ns], __atomic_load_n(&b->m_host, __ATOMIC_SEQ_CST),
                          __ATOMIC_SEQ_CST);
         ml_heal_ctx(r, d, b);
         __atomic_store_n(&b->d, d, __ATOMIC_RELAXED);

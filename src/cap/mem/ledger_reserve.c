@@ -113,6 +113,33 @@ static uint64_t sum_dev(const struct ledger *l, const struct bind *b, int d, int
     return container_use(l, b, d, mine, own);
 }
 
+/* The container's oversubscription in use on device d: host_used of every
+ * owned slot, each other one at most over + 1, our own at least its mirror
+ * (the same rules as sum_dev, on the second dimension). */
+static uint64_t CC_CONTROL_POINT(container_host)(const struct ledger *l, int d, int mine, uint64_t own,
+                                                 uint64_t over)
+{
+    uint64_t clampv = over && over < UINT64_MAX ? over + 1 : UINT64_MAX, s = 0;
+    for (uint32_t i = 0; i < CC_MEM_SLOTS; i++) {
+        if ((int)i == mine) {
+            s = sat_add(s, own);
+            continue;
+        }
+        if (!__atomic_load_n(&l->r->proc[i].owner, __ATOMIC_SEQ_CST)) continue;
+        uint64_t v = __atomic_load_n(&l->r->host_used[d][i], __ATOMIC_SEQ_CST);
+        s = sat_add(s, v > clampv ? clampv : v);
+    }
+    return s;
+}
+
+static uint64_t sum_host(const struct ledger *l, const struct bind *b, int d, int mine, uint64_t over)
+{
+    uint64_t own = __atomic_load_n(&l->r->host_used[d][mine], __ATOMIC_SEQ_CST);
+    uint64_t mirror = __atomic_load_n(&b->m_host, __ATOMIC_SEQ_CST);
+    if (own < mirror) own = mirror;
+    return container_host(l, d, mine, own, over);
+}
+
 #define RESERVE_TRIES 8
 
 static void sub_clamped(uint64_t *p, uint64_t bytes)
@@ -124,26 +151,31 @@ static void sub_clamped(uint64_t *p, uint64_t bytes)
     }
 }
 
-/* The cell reserve_in counts in: allocations, or overhead (contexts). */
-static inline uint64_t *cell_of(struct ledger *l, int d, int slot, int ovh)
+/* The cell reserve_in counts in: allocations (DIM_USED), overhead
+ * (contexts), or host memory beyond the cap (oversubscription). */
+enum { DIM_USED, DIM_OVH, DIM_HOST };
+static inline uint64_t *cell_of(struct ledger *l, int d, int slot, int dim)
 {
-    return ovh ? &l->r->overhead[d][slot] : &l->r->used[d][slot];
+    return dim == DIM_OVH ? &l->r->overhead[d][slot] : dim == DIM_HOST ? &l->r->host_used[d][slot]
+                                                                       : &l->r->used[d][slot];
 }
 
 /* Inlined into both callers: the allocation path's one call into the ledger. */
-static inline __attribute__((always_inline)) int reserve_in(int h, uint64_t bytes, uint64_t cap, int ovh)
+static inline __attribute__((always_inline)) int reserve_in(int h, uint64_t bytes, uint64_t cap, int dim)
 {
     int d, slot;
     struct ledger *l = ledger_of(h, &d, &slot);
     if (__builtin_expect(!l, 0)) return cap && bytes > cap ? -1 : 0;
     struct bind *b = &ml.binds[h];
-    uint64_t *mine = cell_of(l, d, slot, ovh), *mir = ovh ? &b->m_ovh : &b->m_used;
+    uint64_t *mine = cell_of(l, d, slot, dim);
+    uint64_t *mir = dim == DIM_OVH ? &b->m_ovh : dim == DIM_HOST ? &b->m_host : &b->m_used;
     int swept = 0, checked = 0;
     for (int t = 0;; t++) {
         __atomic_add_fetch(mir, bytes, __ATOMIC_SEQ_CST);           /* mirror first */
         __atomic_add_fetch(mine, bytes, __ATOMIC_SEQ_CST);          /* (1) */
         if (!cap) return 0;
-        uint64_t total = sum_dev(l, b, d, slot);                   /* (2) */
+        uint64_t total = dim == DIM_HOST ? sum_host(l, b, d, slot, cap)
+                                         : sum_dev(l, b, d, slot); /* (2) */
         if (total <= cap) return 0;                                /* (3) commit */
         __atomic_sub_fetch(mine, bytes, __ATOMIC_SEQ_CST);          /* take back */
         __atomic_sub_fetch(mir, bytes, __ATOMIC_SEQ_CST);
@@ -160,7 +192,7 @@ static inline __attribute__((always_inline)) int reserve_in(int h, uint64_t byte
             pthread_mutex_unlock(&ml.mu);
             l = ledger_of(h, &d, &slot);
             if (!l) return -1;
-            mine = cell_of(l, d, slot, ovh);
+            mine = cell_of(l, d, slot, dim);
         }
         if (others > cap - bytes) return -1; /* no room even without contention */
         /* Only concurrent attempts were in the way: let them finish. */
@@ -169,11 +201,49 @@ static inline __attribute__((always_inline)) int reserve_in(int h, uint64_t byte
     }
 }
 
-int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap) { return reserve_in(h, bytes, cap, 0); }
+int cc_ml_reserve(int h, uint64_t bytes, uint64_t cap) { return reserve_in(h, bytes, cap, DIM_USED); }
 
 int cc_ml_reserve_overhead(int h, uint64_t bytes, uint64_t cap)
 {
-    return reserve_in(h, bytes, cap, 1);
+    return reserve_in(h, bytes, cap, DIM_OVH);
+}
+
+/* Oversubscription: the same exact check on the host dimension, against
+ * over (the proof above holds cell for cell). */
+int cc_ml_host_reserve(int h, uint64_t bytes, uint64_t over)
+{
+    if (!over) return -1; /* none allowed (0 would mean "no cap" to reserve_in) */
+    return reserve_in(h, bytes, over, DIM_HOST);
+}
+
+void cc_ml_host_release(int h, uint64_t bytes)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (!l) return;
+    sub_clamped(&l->r->host_used[d][slot], bytes); /* shared first, mirror after */
+    sub_clamped(&ml.binds[h].m_host, bytes);
+}
+
+uint64_t cc_ml_host_used(int h)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    return l ? sum_host(l, &ml.binds[h], d, slot, 0) : 0;
+}
+
+void cc_ml_set_host_limit(int h, uint64_t over)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    if (l) __atomic_store_n(&l->r->host_limit[d], over, __ATOMIC_RELAXED);
+}
+
+uint64_t cc_ml_host_own(int h)
+{
+    int d, slot;
+    struct ledger *l = ledger_of(h, &d, &slot);
+    return l ? __atomic_load_n(&ml.binds[h].m_host, __ATOMIC_RELAXED) : 0;
 }
 
 void cc_ml_unreserve_overhead(int h, uint64_t bytes)

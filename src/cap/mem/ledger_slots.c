@@ -59,6 +59,7 @@ void ml_clear_slot(cc_mem_region_t *r, int i)
     for (int d = 0; d < CC_MEM_DEVS; d++) {
         __atomic_store_n(&r->used[d][i], 0, __ATOMIC_SEQ_CST);
         __atomic_store_n(&r->overhead[d][i], 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&r->host_used[d][i], 0, __ATOMIC_SEQ_CST);
     }
     __atomic_store_n(&r->proc[i].host_pid, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&r->proc[i].start_time, 0, __ATOMIC_RELAXED);

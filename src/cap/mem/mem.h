@@ -22,7 +22,18 @@
 /* The slow paths of the inline functions below (bind.c, admit.c). */
 const struct cc_mem_device *cc_mem_bind(int ordinal, int measure);
 int cc_mem_untold(void);
-int cc_mem_reserve_slow(const struct cc_mem_device *m, int ordinal, uint64_t bytes);
+int cc_mem_reserve_slow(const struct cc_mem_device *m, int ordinal, uint64_t bytes, int count);
+
+/* Oversubscription (over.c). At bind, the device lock held: m->over (and
+ * m->cap where a spilling cap is larger than the card) from the
+ * configuration, after the safety checks (concurrent managed access, the
+ * container's memory limit), each refusal said. */
+void cc_mem_over_bind(struct cc_mem_device *m, int ordinal);
+/* Admits bytes beyond the cap in host memory: what the node and the
+ * container's cgroup have left must back them, and the container's
+ * oversubscription in use stays <= m->over (the ledger's exact check).
+ * 0, or -1 counted as a refusal. */
+int cc_mem_over_admit(const struct cc_mem_device *m, int ordinal, uint64_t bytes);
 
 /* The capped device of ordinal o (binding it on first use, and charging
  * this process's overhead there the first time), or NULL when that device
@@ -58,14 +69,24 @@ static inline const struct cc_mem_device *cc_mem_here(int *ordinal)
  * re-measured at most every 50 ms) and tries once more. 0, or -1 counted
  * as a refusal. When it fits and the overhead is not stale: one relaxed
  * load and the ledger's reserve. */
-static inline int cc_mem_reserve(const struct cc_mem_device *m, int ordinal, uint64_t bytes)
+static inline int cc_mem_reserve_n(const struct cc_mem_device *m, int ordinal, uint64_t bytes, int count)
 {
     const struct cc_devrec *r = cc_devrec(ordinal);
     cc_live_check(m->h); /* caps changed while running (cap/live.h) */
     if (__builtin_expect(r && !__atomic_load_n(&r->mem_stale, __ATOMIC_RELAXED), 1) &&
         __builtin_expect(cc_ml_reserve(m->h, bytes, cc_mem_cap(m)) == 0, 1))
         return 0;
-    return cc_mem_reserve_slow(m, ordinal, bytes);
+    return cc_mem_reserve_slow(m, ordinal, bytes, count);
+}
+static inline int cc_mem_reserve(const struct cc_mem_device *m, int ordinal, uint64_t bytes)
+{
+    return cc_mem_reserve_n(m, ordinal, bytes, 1);
+}
+/* The same for an allocation that may go beyond the cap into host memory
+ * (m->over): a refusal here is not counted, the host admission counts its own. */
+static inline int cc_mem_reserve_or_over(const struct cc_mem_device *m, int ordinal, uint64_t bytes)
+{
+    return cc_mem_reserve_n(m, ordinal, bytes, !m->over);
 }
 /* Reserves bytes of overhead (a context, a module's heap) with the same
  * exact check and retry. 0 or -1. */
@@ -85,7 +106,9 @@ void cc_mem_overhead_stale(int ordinal);
  * a library's constructors): re-measured before the next allocation on each. */
 void cc_mem_overhead_stale_all(void);
 
-/* The container's view of ordinal's device, what cuMemGetInfo reports:
+/* The container's view of ordinal's device, what cuMemGetInfo reports
+ * (with oversubscription: total cap + over, used the device's and the host
+ * part's, free the rest of both):
  * used = the container's use (after a sweep, and with this process's pools,
  * graph memory and overhead re-measured), total = min(cap, physical),
  * free = total - used (clamped, and never above the device's real free).
@@ -97,7 +120,7 @@ void cc_mem_info(int ordinal, uint64_t phys_free, uint64_t phys_total, uint64_t 
  * computation, so NVML and cuMemGetInfo report the same numbers. This
  * process's overhead is re-measured when it has bound h to an ordinal (it
  * has a context there); without CUDA (nvidia-smi) there is none to measure. */
-void cc_mem_info_ledger(int h, uint64_t cap, uint64_t phys_free, uint64_t phys_total,
+void cc_mem_info_ledger(int h, uint64_t cap, uint64_t over, uint64_t phys_free, uint64_t phys_total,
                         uint64_t *free_b, uint64_t *total_b, uint64_t *used_b);
 
 /* Context admission (ctx_admit.c): admit before the driver creates a

@@ -15,6 +15,8 @@ struct cc_mem_device {
      * it while the process runs, cap/live.c). UINT64_MAX: the cap was
      * removed after binding; what this process allocates is still counted. */
     uint64_t cap;
+    uint64_t over; /* bytes allowed beyond cap in host memory (oversubscription); 0 none;
+                    * set at bind, not changed while the process runs */
 };
 
 /* The cap m is held to now. */
