@@ -76,3 +76,10 @@ int st_wait(int pid)
     CHECK(waitpid(pid, &st, 0) == pid);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
+
+size_t st_used(void)
+{
+    size_t f, t;
+    CU(cuMemGetInfo(&f, &t));
+    return t - f;
+}

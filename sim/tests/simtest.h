@@ -20,4 +20,5 @@ CUfunction st_func(const char *name);
 /* Runs fn(arg) in a child process; returns pid. */
 int st_fork(int (*fn)(void *), void *arg);
 int st_wait(int pid);               /* exit status */
+size_t st_used(void);               /* cuMemGetInfo's total - free, bytes */
 #endif

@@ -14,12 +14,7 @@
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
 
-static size_t used(void)
-{
-    size_t f, t;
-    CU(cuMemGetInfo(&f, &t));
-    return t - f;
-}
+static size_t used(void) { return st_used(); }
 
 static unsigned long long nvml_used(void)
 {

@@ -8,12 +8,7 @@
 #define GiB (1ull << 30)
 #define MiB (1ull << 20)
 
-static size_t used(void)
-{
-    size_t f, t;
-    CU(cuMemGetInfo(&f, &t));
-    return t - f;
-}
+static size_t used(void) { return st_used(); }
 
 static int pa[2], pb[2]; /* parent->child, child->parent */
 
