@@ -52,7 +52,7 @@ out=$(sample_during env LD_PRELOAD="$LIB" CUDA_MEM_LIMIT_0=8g CUDA_MEM_RATIO_0=2
       python3 "$D/oversub_torch.py" alloc 8); rc=$?; echo "$out"
 ok $rc "seed ratio: about 7.5 GiB"
 peak_ok "$out" "seed ratio"
-echo "   (the seed system itself: 7.25 GiB allocated, 3.76 GiB of it on the device; issue 27)"
+echo "   (the seed system itself: 7.25 GiB allocated, 3.76 GiB of it on the device; H200, 2026-12-02)"
 
 echo "== 2. matmul over tensors beyond the cap"
 rm -rf "${ST:?}"/*
