@@ -62,7 +62,7 @@ cc_cli_test(cli.prepare cli_prepare.sh)
 cc_cli_test(cli.run cli_run.sh)
 cc_cli_test(cli.status.memory cli_status_mem.sh)
 cc_cli_test(cli.status.over cli_status_over.sh)
-cc_cli_test(cli.status.over.control cli_status_over.sh 0) # no oversubscription: b is refused
+cc_cli_test(cli.status.over.control cli_status_over.sh 1m) # 1 MiB beyond the cap: b (300 MiB) is refused
 set_tests_properties(cli.status.over.control PROPERTIES WILL_FAIL TRUE)
 cc_cli_test(cli.status.dead cli_status_dead.sh)
 cc_cli_test(cli.status.dead.negative_control cli_status_dead.sh)

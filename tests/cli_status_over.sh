@@ -3,7 +3,7 @@
 # device's: a 512 MiB cap with 512 MiB beyond it (cudacap run
 # --mem-oversubscribe, through the limits file when run as root), 16 MiB
 # contexts; worker a holds 400 MiB (on the device), worker b 300 MiB (past
-# the cap: host). Control: the same with --mem-oversubscribe 0 (b is refused).
+# the cap: host). Control: the same with --mem-oversubscribe 1m (b, 300 MiB, is refused).
 . "$(dirname "$0")/cli_lib.sh"
 C=$CUDACAP
 export CUDACAP_SIM_CTX_MEM=16m CUDACAP_SIM_MEM=8g
@@ -27,6 +27,10 @@ expect 0 "status --json" $C status --json
   || fail "c1 host limit $(jfield c1 gpu memory_host_limit_bytes)"
 expect 0 "status table" $C status
 has "432 MiB / 512 MiB + host 300 MiB / 512 MiB" "table line"
+has "+ host 300 MiB" "b's own line shows its host part"
+expect 0 "status --json" $C status --json
+case "$out" in *'"memory_host_bytes":'$((300 * M))*) ok "b's host part in the JSON" ;;
+  *) fail "no process with memory_host_bytes $((300 * M)): $out" ;; esac
 expect 0 "metrics" $C metrics
 U='UUID="GPU-5ac1ca00-0000-4000-8000-000000000000"'
 has "cudacap_memory_host_used_bytes{cudacap_container=\"c1\",gpu=\"0\",$U,Hostname=\"testnode\"} $((300 * M))" "metric host used"

@@ -226,19 +226,22 @@ cc_memory_control_lib(cudacap_ml_localonly CC_ML_TEST_LOCAL_ONLY)
 cc_memory_control_lib(cudacap_ml_nosweep CC_ML_TEST_NO_SWEEP)
 
 # A preloaded test of exe run against control library lib (a negative
-# control, WILL_FAIL) when lib is not "": env (a variable name, in and out)
-# preloads lib instead of the library.
-function(cc_preload_control name exe lib env)
+# control, WILL_FAIL) when lib is not "": envvar (the name of the caller's
+# environment list, in and out) preloads lib instead of the library. (The
+# parameter is not called `env`: ${${env}} would then read the parameter
+# itself, and the controls lost their whole environment and "failed" on the
+# loader: caught by the check at the end of tests/CMakeLists.txt.)
+function(cc_preload_control name exe lib envvar)
   if(NOT lib)
     return()
   endif()
-  set(e ${${env}})
+  set(e ${${envvar}})
   add_dependencies(${exe} ${lib})
   string(REPLACE "${CUDACAP_LIB_DIR}/libcudacap.so" "${CUDACAP_TEST_DIR}/${lib}/libcudacap.so"
          pre "${CUDACAP_PRELOAD}")
   list(FILTER e EXCLUDE REGEX "^LD_PRELOAD=")
   list(APPEND e "LD_PRELOAD=${pre}")
-  set(${env} ${e} PARENT_SCOPE)
+  set(${envvar} ${e} PARENT_SCOPE)
   set_tests_properties(${name} PROPERTIES WILL_FAIL TRUE)
 endfunction()
 

@@ -191,6 +191,10 @@ void render_table(FILE *f, struct snap *const *s, int n, int brief, const char *
                     snprintf(one, sizeof one, "%sgpu%d %s", mem[0] ? ", " : "", x->dev[i].index,
                              cli_bytes(q->mem[i], bb, sizeof bb));
                     strncat(mem, one, sizeof mem - strlen(mem) - 1);
+                    if (q->host[i]) { /* oversubscribed: its part in host memory */
+                        snprintf(one, sizeof one, " + host %s", cli_bytes(q->host[i], bb, sizeof bb));
+                        strncat(mem, one, sizeof mem - strlen(mem) - 1);
+                    }
                 }
             for (int i = 0; i < x->ndev; i++) {
                 if (!q->has_util[i]) continue;
@@ -372,6 +376,9 @@ void render_json(FILE *f, const char *root, struct snap *const *s, int n)
                 if (!m && !q->has_util[i]) continue;
                 fprintf(f, "%s{\"gpu\":%d,\"memory_bytes\":", first ? "" : ",", x->dev[i].index);
                 if (m) fprintf(f, "%llu", (unsigned long long)q->mem[i]);
+                else fputs("null", f);
+                fputs(",\"memory_host_bytes\":", f);
+                if (m) fprintf(f, "%llu", (unsigned long long)q->host[i]);
                 else fputs("null", f);
                 fputs(",\"sm_util_percent\":", f);
                 json_pct(f, q->has_util[i], q->util_pm[i]);

@@ -224,10 +224,11 @@ static void read_mem(const char *dir, struct snap *s)
             b = b + ov < b ? UINT64_MAX : b + ov;
             p->mem[map[d]] += b;
             p->mem_total += b;
+            uint64_t hb = __atomic_load_n(&r->host_used[d][i], __ATOMIC_RELAXED);
+            p->host[map[d]] = p->host[map[d]] + hb < hb ? UINT64_MAX : p->host[map[d]] + hb;
             if (slot_counted(p)) {
                 struct snap_dev *sd = &s->dev[map[d]];
                 sd->mem_used += b; /* a dead slot's bytes are never counted */
-                uint64_t hb = __atomic_load_n(&r->host_used[d][i], __ATOMIC_RELAXED);
                 sd->host_used = sd->host_used + hb < hb ? UINT64_MAX : sd->host_used + hb;
                 if (b || hb) sd->nproc++;
             }

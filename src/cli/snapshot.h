@@ -61,6 +61,7 @@ struct snap_proc {
     int has_mem;
     uint64_t mem_total;
     uint64_t mem[SNAP_DEVS]; /* by snap_dev index */
+    uint64_t host[SNAP_DEVS]; /* oversubscribed bytes in host memory, by snap_dev index */
     int has_util[SNAP_DEVS]; /* the sampler measured this process on that device */
     uint32_t util_pm[SNAP_DEVS];
 };
