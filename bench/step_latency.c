@@ -51,7 +51,7 @@ static int worker_step(int graph)
     if (setup(graph ? "spin_400us" : "spin_800us", &fn, &s, &sms)) return 1;
     CUgraphExec x = graph ? step_graph(fn, (unsigned)sms, s, 2) : NULL;
     if (graph && !x) return 1;
-    struct step_stats st = {0, 0, 0, 0, 0, 0};
+    struct step_stats st = {0};
     BENCH_CU((CUresult)step_loop(fn, (unsigned)sms, 1, x, s, 1.0, meas_s, &st));
     printf("%f %f %f %f\n", st.p50_ms, st.p99_ms, st.max_ms, st.steps_per_s);
     return 0;

@@ -12,11 +12,13 @@ has "UTIL HISTORY" "history column"
 # The GPU line: the device's utilization and the caps on it (30 %).
 printf '%s\n' "$out" | grep -qE '^GPU 0  mem .* SM [0-9.]+% \(caps 30%\)  1 capped  GPU-' && ok "GPU line" \
   || fail "GPU line: $(printf '%s\n' "$out" | grep '^GPU' | tail -1)"
-# ASCII ramp "_.:-=+*#%@": a container held near 30 % draws ":", "-" or "=".
+# ASCII ramp "_.:-=+*#%@": a container held near 30 % draws ":", "-" or "=";
+# "." too: beside a second suite on 2 cores the worker, starved of CPU, ran
+# at 10-20 % in a frame (2026-12-03). Idle draws "_", uncapped "+" and up.
 last=$(printf '%s\n' "$out" | grep '^t ' | tail -1)
 hist=$(printf '%s' "$last" | sed -E 's/^.* [0-9]+  //')
 [ ${#hist} = 3 ] && ok "history of 3 frames: '$hist'" || fail "history '$hist' in: $last"
-case "$hist" in *[:=-]) ok "last frame near 30 %" ;; *) fail "last frame '$hist'" ;; esac
+case "$hist" in *[.:=-]) ok "last frame near 30 %" ;; *) fail "last frame '$hist'" ;; esac
 case "$last" in *"/ 30.0%"*) ok "cap shown" ;; *) fail "no cap: $last" ;; esac
 # A level under 1/16 draws "_" in either ramp: retried while the worker is
 # slow to reach its cap (a loaded sanitizer build showed 4 %).

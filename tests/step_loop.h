@@ -8,12 +8,22 @@
 #define CC_TEST_STEP_LOOP_H
 
 #include <cuda.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 struct step_stats {
     double p50_ms, p99_ms, max_ms; /* step times over the measured seconds */
+    /* The same less the time the stepping thread waited for a CPU during
+     * each step (/proc/thread-self/schedstat): what a step takes on a
+     * machine with a core to spare. A cap paces by sleeping, never by
+     * waiting on a run queue, so this takes out only the machine's load
+     * (2 cores beside a second suite: a step woken late). Equal to the
+     * above where schedstat cannot be read. */
+    double p50_cpu_ms, p99_cpu_ms;
     double steps_per_s;
     unsigned n;
     double later_p90_us; /* inside a step's 2nd and later launch calls: their p90 */
@@ -24,6 +34,19 @@ static inline uint64_t step_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's run-queue wait so far, ns, from an open
+ * /proc/thread-self/schedstat (fd; 0 when it cannot be read). */
+static inline uint64_t step_runq_ns(int fd)
+{
+    char b[96];
+    if (fd < 0) return 0;
+    ssize_t n = pread(fd, b, sizeof b - 1, 0);
+    if (n <= 0) return 0;
+    b[n] = 0;
+    unsigned long long run, wait;
+    return sscanf(b, "%llu %llu", &run, &wait) == 2 ? (uint64_t)wait : 0;
 }
 
 static int step_cmp_u64(const void *a, const void *b)
@@ -54,12 +77,15 @@ static inline int step_loop(CUfunction fn, unsigned blocks, int per_step, CUgrap
                             CUstream s, double warm_s, double secs, struct step_stats *out)
 {
     size_t cap = 1u << 16, n = 0, nl = 0;
-    uint64_t *t = malloc(cap * sizeof *t), *l = malloc(cap * sizeof *l);
-    if (!t || !l) {
+    uint64_t *t = malloc(cap * sizeof *t), *l = malloc(cap * sizeof *l), *c = malloc(cap * sizeof *c);
+    if (!t || !l || !c) {
         free(t);
         free(l);
+        free(c);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    int qfd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    uint64_t q_prev = step_runq_ns(qfd);
     uint64_t start = step_now_ns(), measure = start + (uint64_t)(warm_s * 1e9),
              end = measure + (uint64_t)(secs * 1e9), prev = start;
     for (;;) {
@@ -74,16 +100,27 @@ static inline int step_loop(CUfunction fn, unsigned blocks, int per_step, CUgrap
         if (r != CUDA_SUCCESS) {
             free(t);
             free(l);
+            free(c);
+            if (qfd >= 0) close(qfd);
             return (int)r;
         }
-        uint64_t now = step_now_ns();
-        if (prev >= measure && n < cap) t[n++] = now - prev;
-        prev = now;
+        uint64_t now = step_now_ns(), q = step_runq_ns(qfd), waited = q > q_prev ? q - q_prev : 0;
+        if (prev >= measure && n < cap) {
+            t[n] = now - prev;
+            c[n] = t[n] > waited ? t[n] - waited : 0;
+            n++;
+        }
+        prev = now, q_prev = q;
         if (now >= end) break;
     }
     qsort(l, nl, sizeof *l, step_cmp_u64);
     out->later_p90_us = nl ? (double)l[nl * 9 / 10] / 1e3 : 0;
     free(l);
+    if (qfd >= 0) close(qfd);
+    qsort(c, n, sizeof *c, step_cmp_u64);
+    out->p50_cpu_ms = n ? (double)c[n / 2] / 1e6 : 0;
+    out->p99_cpu_ms = n ? (double)c[(n * 99) / 100] / 1e6 : 0;
+    free(c);
     qsort(t, n, sizeof *t, step_cmp_u64);
     out->n = (unsigned)n;
     out->p50_ms = n ? (double)t[n / 2] / 1e6 : 0;
