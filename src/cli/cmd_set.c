@@ -70,48 +70,42 @@ static const char *pct_or_none(uint32_t v, char *b, size_t n)
     return b;
 }
 
-/* Prints each device's change (the effective caps, per device; devices
- * whose caps are the same as all the others' are said once as "every
- * device"). The number of changes. */
-static int say_changes(const cc_limits_t *a, const cc_limits_t *b)
+/* One cap's change over the devices (a: before, b: after; bytes when
+ * bytes, else percent, 0 none): said once as "every device" when every
+ * device changed alike, else per device. The number of lines printed. */
+static int say_one(const char *what, const uint64_t *a, const uint64_t *b, int bytes)
 {
-    uint64_t ma[CC_MAX_DEVICES], mb[CC_MAX_DEVICES];
-    uint32_t sa[CC_MAX_DEVICES], sb[CC_MAX_DEVICES], fa[CC_MAX_DEVICES], fb[CC_MAX_DEVICES];
-    cc_limits_effective(a, ma, sa, fa);
-    cc_limits_effective(b, mb, sb, fb);
-    int n = 0;
-    char x[32], y[32], where[32];
-    for (int k = 0; k < 3; k++) {
-        static const char *what[3] = {"memory cap", "SM cap", "SM elastic limit"};
-        int first = -1, same = 1;
-        for (int i = 0; i < CC_MAX_DEVICES; i++) {
-            int ch = k == 0 ? ma[i] != mb[i] : k == 1 ? sa[i] != sb[i] : fa[i] != fb[i];
-            if (!ch) {
-                same = 0;
-                continue;
-            }
-            if (first < 0) first = i;
-            else if (k == 0 ? (ma[i] != ma[first] || mb[i] != mb[first])
-                     : k == 1 ? (sa[i] != sa[first] || sb[i] != sb[first])
-                              : (fa[i] != fa[first] || fb[i] != fb[first]))
-                same = 0;
-        }
-        if (first < 0) continue;
-        for (int i = 0; i < CC_MAX_DEVICES; i++) {
-            int ch = k == 0 ? ma[i] != mb[i] : k == 1 ? sa[i] != sb[i] : fa[i] != fb[i];
-            if (!ch || (same && i != first)) continue;
-            if (same) snprintf(where, sizeof where, "every device");
-            else snprintf(where, sizeof where, "device %d", i);
-            if (k == 0)
-                printf("%s: %s %s -> %s\n", where, what[k], bytes_or_none(ma[i], x, sizeof x),
-                       bytes_or_none(mb[i], y, sizeof y));
-            else
-                printf("%s: %s %s -> %s\n", where, what[k], pct_or_none(k == 1 ? sa[i] : fa[i], x, sizeof x),
-                       pct_or_none(k == 1 ? sb[i] : fb[i], y, sizeof y));
-            n++;
-        }
+    int first = -1, alike = 1, n = 0;
+    for (int i = 0; i < CC_MAX_DEVICES; i++) {
+        if (a[i] == b[i]) alike = 0;
+        else if (first < 0) first = i;
+        else if (a[i] != a[first] || b[i] != b[first]) alike = 0;
+    }
+    for (int i = first; first >= 0 && i < CC_MAX_DEVICES; i++) {
+        if (a[i] == b[i] || (alike && i != first)) continue;
+        char x[32], y[32], where[32];
+        if (alike) snprintf(where, sizeof where, "every device");
+        else snprintf(where, sizeof where, "device %d", i);
+        printf("%s: %s %s -> %s\n", where, what,
+               bytes ? bytes_or_none(a[i], x, sizeof x) : pct_or_none((uint32_t)a[i], x, sizeof x),
+               bytes ? bytes_or_none(b[i], y, sizeof y) : pct_or_none((uint32_t)b[i], y, sizeof y));
+        n++;
     }
     return n;
+}
+
+/* Prints each cap's change between the files' effective caps. The number
+ * of changes. */
+static int say_changes(const cc_limits_t *a, const cc_limits_t *b)
+{
+    uint64_t ma[CC_MAX_DEVICES], mb[CC_MAX_DEVICES], x[2][2][CC_MAX_DEVICES];
+    uint32_t sm[2][CC_MAX_DEVICES], soft[2][CC_MAX_DEVICES];
+    cc_limits_effective(a, ma, sm[0], soft[0]);
+    cc_limits_effective(b, mb, sm[1], soft[1]);
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < CC_MAX_DEVICES; i++) x[0][w][i] = sm[w][i], x[1][w][i] = soft[w][i];
+    return say_one("memory cap", ma, mb, 1) + say_one("SM cap", x[0][0], x[0][1], 0) +
+           say_one("SM elastic limit", x[1][0], x[1][1], 0);
 }
 
 /* No memory cap above the largest device of this node (when NVML says). */
