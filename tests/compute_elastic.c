@@ -21,8 +21,9 @@
  *             hard beside others and no borrowing of idle time: 50 %).
  *   bursts    elastic 30/100 (4 processes) busy; a hard 50 neighbour (2
  *             processes) on and off every 2 s: its share in each on
- *             window within 3 points of 50, and in the first second of
- *             each at least 47. Control: CC_TEST_SEED_YIELD,
+ *             window within 3 points of 50 (the first, its start, may add
+ *             its bucket: 3.1 points), and in the first second of each at
+ *             least 47. Control: CC_TEST_SEED_YIELD,
  *             the seed's 10-sample exclusivity debounce both ways (it
  *             yields a second late and takes the device back a second
  *             after each burst). ARG: seconds (20; 8 under sanitizers,
@@ -191,7 +192,18 @@ static void mode_bursts(int secs)
                __atomic_load_n(&nr->dev[0].share, __ATOMIC_RELAXED) / 1e6,
                __atomic_load_n(&nr->dev[0].tokens, __ATOMIC_RELAXED) / 1e6);
     finish();
-    double worst = 50, first = 100;
+    /* The first on window is the neighbour's start: a new line starts with
+     * a period's share in its bucket and may hold its capacity, 1.25 x that
+     * (compute_region.h, compute_setup.c), which a fresh container may spend
+     * on top of its cap once. Over a 2 s window that is 3.1 points, allowed
+     * there beside the 3 of every window: that first window measured
+     * 50.7-51.5 % alone and 53.6-54.5 % a few times in suites (one at
+     * 53.6 % in CI on 2026-12-03: 69.3 % in its first 0.5 s, 48-50 % after).
+     * A line that started full and overshot by more than its bucket would
+     * still fail. */
+    const double period_ms = 100.0; /* CC_PERIOD_NS, src/cap/compute/election.h */
+    const double start_pts = 100.0 * 1.25 * (0.5 * period_ms) / 2000.0;
+    double worst = 0, first = 100, first_on = 0;
     int counted = 0, windows = 0;
     for (uint64_t a = 2000; a + 2000 <= end; a += 4000) {
         double x = share(n, a, a + 2000), dev = x + share(&C[0], a, a + 2000);
@@ -201,14 +213,22 @@ static void mode_bursts(int secs)
         counted += ok;
         printf("neighbour on at %.0f s: %.1f %%, first second %.1f %% (device %.1f %%%s)\n",
                a / 1000.0, x, x1, dev, ok ? "" : ": starved, not counted");
-        if (ok && (x > 50 ? x - 50 : 50 - x) > (worst > 50 ? worst - 50 : 50 - worst)) worst = x;
         if (ok && x1 < first) first = x1;
+        if (!ok) continue;
+        if (a == 2000) {
+            first_on = x;
+            continue;
+        }
+        if (worst == 0 || (x > 50 ? x - 50 : 50 - x) > (worst > 50 ? worst - 50 : 50 - worst)) worst = x;
     }
     printf("neighbour's least first second: %.1f %%\n", first);
-    printf("neighbour's worst on window: %.1f %% (cap 50), %d of %d windows counted\n", worst,
-           counted, windows);
+    printf("neighbour's worst on window after its start: %.1f %%, its start's %.1f %% (cap 50; "
+           "%.1f points of bucket allowed there), %d of %d windows counted\n",
+           worst, first_on, start_pts, counted, windows);
     check_counted("bursts", counted, windows);
-    CHECK(worst >= 47.0 && worst <= 53.0, "neighbour %.1f %% while on", worst);
+    CHECK(worst == 0 || (worst >= 47.0 && worst <= 53.0), "neighbour %.1f %% while on", worst);
+    CHECK(first_on == 0 || (first_on >= 47.0 && first_on <= 53.0 + start_pts),
+          "neighbour %.1f %% in its first on window", first_on);
     /* And in the first second of each: the borrower gave the share back
      * within a sample or two, not a second later (52-55 % measured; the
      * seed's debounce: 20-35 %). */
