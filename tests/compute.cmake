@@ -287,6 +287,15 @@ add_test(NAME compute.forged.control COMMAND compute_forged_noclamp
 set_tests_properties(compute.forged.control PROPERTIES WILL_FAIL TRUE)
 set_tests_properties(compute.forged compute.forged.control PROPERTIES TIMEOUT 120
                      LABELS "compute;concurrency")
+# Two processes of one container whose clocks differ by 2 s (the fault
+# loop's clock point; time namespaces). Control: every stamp ahead "now".
+cc_compute_test(compute_skew compute_skew.c)
+add_test(NAME compute.skew COMMAND compute_skew ${CMAKE_BINARY_DIR}/state/compute.skew)
+cc_compute_control(compute_skew_stampnow compute_skew.c CC_TEST_STAMP_NOW ${CC_CTL}/bucket.c)
+add_test(NAME compute.skew.control COMMAND compute_skew_stampnow ${CMAKE_BINARY_DIR}/state/compute.skew.nc)
+set_tests_properties(compute.skew.control PROPERTIES WILL_FAIL TRUE)
+set_tests_properties(compute.skew compute.skew.control PROPERTIES TIMEOUT 60
+                     LABELS "compute;concurrency")
 # Elastic caps (issue 13): soft limits borrowing idle time, given back when
 # others' work arrives. Several processes saturating the simulated device in
 # 2-3 containers: timing lanes (tests/schedule.cmake), never beside a

@@ -20,7 +20,9 @@
  *    unless cudacap said it degraded (a "cudacap[pid]: warning/error" line);
  *  - no accounting lost: afterwards one fault-free process in the same
  *    state folder fills exactly as many chunks as in a fresh one.
- * Usage: fault_loop BASE_DIR [--long] [--only POINT]
+ * Usage: fault_loop BASE_DIR [--long] [--only POINT [--at N]]
+ * --at: that one case (to rerun a failure the log named, "clock:489"), its
+ * figures printed.
  * Environment: FAULTS_PRELOAD (the library, given to the workers),
  * CUDACAP_SIM_DIR, CUDACAP_SIM_CTX_MEM=16m. */
 #include <cuda.h>
@@ -160,7 +162,7 @@ static int worker(const char *out, double secs, int fill_only)
 /* ---- parent --------------------------------------------------------------- */
 
 static char g_self[1024], g_base[700];
-static int g_cases, g_failed, g_warned;
+static int g_cases, g_failed, g_warned, g_show; /* g_show: --at's case prints its figures */
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
@@ -294,6 +296,9 @@ static void run_case(const char *spec, const char *census)
     if (!bad && (!r[0].refused || !r[1].refused) && !warned)
         fail(cname, "an allocation loop ended without a refusal and no warning", dir), bad = 1;
     double busy = r[0].busy + r[1].busy;
+    if (g_show)
+        printf("%s: held %d MiB, device %.1f %% busy (%.1f + %.1f), %s\n", cname, held, busy * 100,
+               r[0].busy * 100, r[1].busy * 100, warned ? "warned" : "no warning");
     if (!bad && busy > 0.60 && !warned) {
         snprintf(msg, sizeof msg, "device %.0f %% busy at cap 30 with no warning", busy * 100);
         fail(cname, msg, dir), bad = 1;
@@ -342,7 +347,7 @@ int main(int argc, char **argv)
 {
     if (argc >= 5 && !strcmp(argv[1], "worker")) return worker(argv[2], atof(argv[3]), atoi(argv[4]));
     if (argc < 2 || !getenv("FAULTS_PRELOAD")) {
-        fprintf(stderr, "usage: fault_loop BASE_DIR [--long] [--only POINT] (FAULTS_PRELOAD set)\n");
+        fprintf(stderr, "usage: fault_loop BASE_DIR [--long] [--only POINT [--at N]] (FAULTS_PRELOAD set)\n");
         return 2;
     }
     /* Line by line: a harness that dies (a signal, ctest's timeout) must not
@@ -351,9 +356,12 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     int lng = 0;
     const char *only = NULL;
+    unsigned long long at = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--long")) lng = 1;
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--at") && i + 1 < argc) at = strtoull(argv[++i], NULL, 10);
+
     }
     ssize_t l = readlink("/proc/self/exe", g_self, sizeof g_self - 1);
     if (l <= 0) return 2;
@@ -382,6 +390,15 @@ int main(int argc, char **argv)
         if (only && strcmp(only, c[i].name)) continue;
         unsigned long long ns[64];
         int nn = 0;
+        if (at && only) {
+            char spec[96];
+            snprintf(spec, sizeof spec, "%.31s:%llu", c[i].name, at);
+            printf("%-15s %8llu calls in one process: the case at %llu\n", c[i].name, c[i].calls, at);
+            g_show = 1;
+            run_case(spec, NULL);
+            planned++;
+            continue;
+        }
         if (lng) {
             for (unsigned long long k = 1; k < c[i].calls && nn < 60; k = k < 16 ? k + 1 : k * 2) ns[nn++] = k;
         } else { /* the first calls are the setup's: where most failures bite */

@@ -71,3 +71,4 @@ foreach(p event_elapsed nvml_procs)
                 ${CMAKE_BINARY_DIR}/state/faults.loop.nc.${p} --only ${p})
   set_tests_properties(faults.loop.control.${p} PROPERTIES WILL_FAIL TRUE)
 endforeach()
+

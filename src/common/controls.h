@@ -75,6 +75,7 @@
     X(CC_TEST_NO_GROUP, "cap/compute/bucket.c", "compute.step.eager.control")                                          \
     X(CC_TEST_NO_BURST, "cap/compute/compute_setup.c", "compute.step.burst.control")                                   \
     X(CC_TEST_NO_CLAMP, "cap/compute/bucket.c cap/compute/election.h", "compute.forged.control")                       \
+    X(CC_TEST_STAMP_NOW, "cap/compute/election.h", "compute.skew.control")                                            \
     /* compute: election and sampling */                                                                               \
     X(CC_TEST_NO_CAS, "cap/compute/election.c", "compute.election.election.control")                                   \
     X(CC_TEST_FIXED_CADENCE, "cap/compute/election.c", "compute.election.slow.control")                                \

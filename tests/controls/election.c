@@ -4,6 +4,9 @@
 #ifdef CC_TEST_FIXED_CADENCE /* compute.election.slow.control: staleness fixed at nominal */
 #define owner_interval_ns(d) ((void)(d), 0ull)
 #endif
+#ifdef CC_TEST_STAMP_NOW /* compute.skew.control: every stamp ahead is now, as before 2026-12-03 */
+#define cc_stamp_far_ns() 0ull
+#endif
 #ifdef CC_TEST_NO_CLAMP /* compute.forged.control: stamps from the future believed */
 #define cc_stamp_ahead(at, now, slack) 0
 #endif

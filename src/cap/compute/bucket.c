@@ -37,9 +37,9 @@ int64_t cc_bucket_add(int64_t *b, int64_t delta, int64_t hi)
  *          and accrual never fills past that ceiling. A forged debt is then
  *          repaid in at most (10 s + 4 periods) / share: bounded, and the
  *          same wait a 10 s kernel would legitimately cause;
- *  stamps  a stamp more than a period in the future is "now" (the CAS
- *          moves it back; processes' clock reads may legitimately differ
- *          by less).
+ *  stamps  a stamp more than a period in the future is another process's
+ *          clock, waited for up to CC_STAMP_FAR_NS (10 s); further it is
+ *          "now" (the CAS moves it back; election.h).
  * CC_TEST_NO_CLAMP (tests/compute.cmake) removes these: the control of
  * compute.forged. */
 static int64_t ceiling_of(const cc_drip_t *d)
@@ -96,11 +96,7 @@ int64_t cc_drip_pay(int64_t *b, const cc_drip_t *d, uint64_t now, uint64_t min_s
 {
     cc_bucket_sanitize(b, d);
     uint64_t last = __atomic_load_n(d->accrued_ns, __ATOMIC_RELAXED);
-    if (cc_stamp_ahead(last, now, CC_PERIOD_NS)) { /* in the future: it is now */
-        __atomic_compare_exchange_n(d->accrued_ns, &last, now, 0, __ATOMIC_RELAXED,
-                                    __ATOMIC_RELAXED);
-        return 0;
-    }
+    if (cc_stamp_future(d->accrued_ns, last, now)) return 0; /* another clock's, or forged */
     if (last != 0 && (now < last || now - last < min_step)) return 0;
     /* Strong CAS: the winner alone pays [last, now); a loser's interval is
      * the winner's, so nothing is paid twice and nothing is lost. Relaxed:

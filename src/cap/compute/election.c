@@ -1,6 +1,18 @@
 #include "cap/compute/election.h"
 
 #include "common/controls.h"
+#include "common/log.h"
+
+void cc_stamp_forged_said(uint64_t ahead_ns)
+{
+    static int said;
+    /* Relaxed: one message per process, a race prints it twice at worst. */
+    if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED)) return;
+    cc_warn("compute region: a refill stamp %.1f s ahead of this process's clock, taken as now "
+            "(a forged region file, or processes of the container whose clocks differ by more than "
+            "%.0f s: the cap may then be passed)",
+            (double)ahead_ns / 1e9, (double)CC_STAMP_FAR_NS / 1e9);
+}
 
 /* The owner's sampling interval as it publishes it (0: unknown). */
 static inline uint64_t CC_CONTROL_POINT(owner_interval_ns)(const cc_compute_dev_t *d)
@@ -46,13 +58,10 @@ uint64_t cc_refill_threshold(const cc_compute_dev_t *d, int owner_or_nolock, uin
 int cc_refill_try(cc_compute_dev_t *d, uint64_t now, uint64_t threshold, uint64_t *elapsed)
 {
     uint64_t last = __atomic_load_n(&d->refill_ns, __ATOMIC_ACQUIRE);
-    /* A stamp in the future would park the refills until that time: it is
-     * "now", and the next period refills. */
-    if (cc_stamp_ahead(last, now, CC_PERIOD_NS)) {
-        __atomic_compare_exchange_n(&d->refill_ns, &last, now, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_RELAXED);
-        return 0;
-    }
+    /* A stamp in the future: another process's clock, waited for; a forged
+     * one would park the refills until that time: it is "now", and the next
+     * period refills (election.h). */
+    if (cc_stamp_future(&d->refill_ns, last, now)) return 0;
     if (last != 0 && (now < last || now - last < threshold)) return 0;
     if (!win_refill(d, last, now)) return 0;
     uint64_t e = last ? now - last : CC_PERIOD_NS;

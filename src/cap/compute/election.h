@@ -24,6 +24,36 @@ static inline int CC_CONTROL_POINT(cc_stamp_ahead)(uint64_t at, uint64_t now, ui
     return at > now && at - now > slack;
 }
 
+/* How far ahead of this process's clock a refill stamp may be and still be
+ * another process's honest clock, waited for rather than taken as "now".
+ * The processes of one container may read CLOCK_MONOTONIC with offsets
+ * (time namespaces; one process's clock jumping 2 s, the fault loop's
+ * `clock` point). Taking such a stamp as "now" let the process whose clock
+ * is ahead credit the same two seconds again after every reset: the device
+ * 47-55 % busy at cap 30 (fault_loop --only clock --at 650, 2026-12-03).
+ * Waited for, the refills follow the clock furthest ahead, at its rate, and
+ * if its process leaves the others wait at most that offset. Further ahead
+ * than this a stamp is forged (or the offset so large that waiting would
+ * park the container): "now", as before, and said once. */
+#define CC_STAMP_FAR_NS 10000000000ull
+
+void cc_stamp_forged_said(uint64_t ahead_ns);
+
+static inline uint64_t CC_CONTROL_POINT(cc_stamp_far_ns)(void) { return CC_STAMP_FAR_NS; }
+
+/* A refill stamp read as last, more than a period ahead of now: 1, and
+ * the caller credits nothing now; a forged one is first moved to now. */
+static inline int cc_stamp_future(uint64_t *stamp, uint64_t last, uint64_t now)
+{
+    if (!cc_stamp_ahead(last, now, CC_PERIOD_NS)) return 0;
+    if (last - now > cc_stamp_far_ns()) {
+        /* Acq_rel, as the refill's own CAS: a rare path. */
+        if (__atomic_compare_exchange_n(stamp, &last, now, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            cc_stamp_forged_said(last - now);
+    }
+    return 1;
+}
+
 /* The owner's cadence: its published interval clamped to 1..10 nominal
  * periods (0 = not yet published = nominal). */
 uint64_t cc_owner_cadence_ns(const cc_compute_dev_t *d, uint64_t nominal_ns);
