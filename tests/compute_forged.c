@@ -26,6 +26,7 @@
 #include "cap/compute/controller.h"
 #include "cap/compute/election.h"
 #include "check.h"
+#include "compute_line.h"
 #include "compute_mp.h"
 
 #define NOMINAL 100000000ll /* cap 100 % of a period: fast repayment */
@@ -115,14 +116,8 @@ static double recovery(unsigned n, int *refilled)
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", argv[1], argv[1]);
-    if (system(cmd) != 0) return 1;
     S = mp_shared(sizeof *S);
-    struct cc_pkey key;
-    R = cc_compute_region_open(argv[1], &key);
-    if (!R) return 1;
-    L = cc_compute_claim_device(R, "GPU-forged-0000", NOMINAL, 1000);
+    L = mp_fresh_line(argv[1], "GPU-forged-0000", NOMINAL, 1000, &R);
     if (L < 0) return 1;
     __atomic_store_n(&R->dev[L].share, 8 * NOMINAL, __ATOMIC_RELAXED);
     pid_t k[4];

@@ -23,6 +23,7 @@
 #include "cap/compute/compute_region.h"
 #include "cap/compute/election.h"
 #include "check.h"
+#include "compute_line.h"
 #include "compute_mp.h"
 
 #define NOMINAL 30000000ll /* 30 % of a 100 ms period */
@@ -70,14 +71,8 @@ static unsigned sum(int who, unsigned from, unsigned to)
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", argv[1], argv[1]);
-    if (system(cmd) != 0) return 1;
     S = mp_shared(sizeof *S);
-    struct cc_pkey key;
-    R = cc_compute_region_open(argv[1], &key);
-    if (!R) return 1;
-    L = cc_compute_claim_device(R, "GPU-skew-0000", NOMINAL, 300);
+    L = mp_fresh_line(argv[1], "GPU-skew-0000", NOMINAL, 300, &R);
     if (L < 0) return 1;
     uint64_t t0 = mp_now() + 50000000ull;
     pid_t k[2];
