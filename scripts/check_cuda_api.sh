@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Our declarations of the CUDA driver API (include/cudacap/cuda_api.h)
+# Our declarations of the CUDA driver API (include/cudacap/cuda_api.h, its
+# lists in cuda_api_types.h and cuda_api_functions.h beside it)
 # against NVIDIA's cuda.h: tests/cuda_api_check.c, built beside NVIDIA's
 # header and linked with tests/cuda_api_own.c (built beside ours), in each
 # of cuda.h's modes: plain, CUDA_API_PER_THREAD_DEFAULT_STREAM, and
@@ -19,6 +20,7 @@ control=${2:-}
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cc=${CC:-cc}
 hdr="$root/include/cudacap/cuda_api.h"
+lists=("$root/include/cudacap/cuda_api_types.h" "$root/include/cudacap/cuda_api_functions.h")
 if [ ! -f "$inc/cuda.h" ]; then
   echo "check_cuda_api: no cuda.h in $inc (NVIDIA's CUDA toolkit): skipped"
   exit 77
@@ -38,7 +40,7 @@ trap 'rm -rf "$tmp"' EXIT
 run() {
   # Every CUDA name the header #defines (cuX, CU_X, CUDA_X) is in a list.
   local listed bad=0
-  listed=$(grep -oE '^ +[FVD]\((CUresult, )?[A-Za-z0-9_]+' "$hdr" | sed -E 's/^ +[FVD]\((CUresult, )?//')
+  listed=$(grep -hoE '^ +[FVD]\((CUresult, )?[A-Za-z0-9_]+' "$hdr" "${lists[@]}" | sed -E 's/^ +[FVD]\((CUresult, )?//')
   for n in $(grep -oE '^#define (cu[A-Z][A-Za-z0-9_]*|CU_[A-Z0-9_]*|CUDA_[A-Z0-9_]*)\b' "$hdr" | awk '{print $2}'); do
     grep -qx "$n" <<< "$listed" || { echo "check_cuda_api: $hdr defines $n but no list names it (add it to CC_CUDA_VERSIONED or CC_CUDA_CONSTANTS)"; bad=1; }
   done
