@@ -7,13 +7,22 @@
  *                     the next allocation is refused and `cudacap status`
  *                     says "over cap after a decrease"; after frees bring
  *                     it under, admitted again.
+ *   config_live mem2  two devices (CUDACAP_SIM_DEVICES=2), each holding
+ *                     768 MiB under 1 GiB: set --mem-1 2g raises device 1
+ *                     alone (it reaches 1.75 GiB, device 0 stays refused
+ *                     past 1 GiB); set --mem-0 512m lowers device 0 below
+ *                     its use: refused there, device 1 still admits what
+ *                     its frees make room for; status names device 0 over
+ *                     its cap, not device 1.
  *   config_live sm    saturates the device at cap 30 for 3 s; set --sm 60:
  *                     from 1 s after the change, the busy share over the
  *                     next 3 s is 0.60 +- 0.03 (and was 0.30 +- 0.03).
+ *   config_live sm2   the same on two devices, a thread each; set --sm-1 60:
+ *                     device 1 at 0.60, device 0 still 0.30 (+- 0.03).
  *
  * Controls (WILL_FAIL, tests/limits.cmake): the library built with
  * CC_TEST_NO_LIVE reads the caps once, at start: the raise to 2 GiB is
- * refused (mem) and the share stays at 0.30 (sm), every run.
+ * refused (mem, mem2) and the share stays at 0.30 (sm, sm2), every run.
  * From CTest: $CLI and the preload environment. */
 #include <cuda.h>
 #include <stdarg.h>
@@ -21,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -137,14 +147,83 @@ static int mem_mode(void)
     return check_failures ? 1 : 0;
 }
 
+/* Two devices: chunks of 64 MiB on each, made current in turn. */
+static CUcontext ctx2[2];
+static CUdeviceptr chunk2[2][64];
+static int n2[2];
+
+static int alloc_on(int d)
+{
+    CUdeviceptr p;
+    CHECK_CU(cuCtxSetCurrent(ctx2[d]));
+    if (n2[d] >= 64 || cuMemAlloc(&p, 64 * MIB) != CUDA_SUCCESS) return -1;
+    chunk2[d][n2[d]++] = p;
+    return 0;
+}
+
+static int mem2_mode(void)
+{
+    char out[4096];
+    int ndev = 0;
+    CHECK_CU(cuInit(0));
+    CHECK_CU(cuDeviceGetCount(&ndev));
+    CHECK(ndev == 2, "%d devices, not 2 (CUDACAP_SIM_DEVICES)", ndev);
+    for (int d = 0; d < 2 && !check_failures; d++) {
+        CUdevice dev;
+        CHECK_CU(cuDeviceGet(&dev, d));
+        CHECK_CU(cuDevicePrimaryCtxRetain(&ctx2[d], dev));
+    }
+    if (check_failures) CHECK_EXIT();
+    for (int d = 0; d < 2; d++) {
+        for (int i = 0; i < 12; i++) CHECK(alloc_on(d) == 0, "device %d: chunk %d refused under 1 GiB", d, i);
+        CHECK(alloc_on(d) != 0, "device %d: 832 MiB admitted under 1 GiB with its context", d);
+    }
+    if (check_failures) CHECK_EXIT();
+
+    CHECK(run_cli(out, sizeof out, "set --mem-1 2g %s", dir) == 0, "set --mem-1 2g failed");
+    int got = 0;
+    while (n2[1] < 28 && alloc_on(1) == 0) got++;
+    printf("after device 1's raise: %d more chunks there, %d MiB held\n", got, n2[1] * 64);
+    CHECK(n2[1] == 28, "device 1 reached %d MiB, not 1.75 GiB, after its raise to 2 GiB", n2[1] * 64);
+    CHECK(alloc_on(0) != 0, "device 0 admitted past its 1 GiB after device 1's raise");
+    if (check_failures) CHECK_EXIT();
+
+    CHECK(run_cli(out, sizeof out, "set --mem-0 512m %s", dir) == 0, "set --mem-0 512m failed");
+    CHECK(alloc_on(0) != 0, "device 0: 64 MiB admitted at 768 MiB held under a lowered 512 MiB");
+    CHECK(n2[0] == 12, "device 0: memory taken back (%d chunks)", n2[0]);
+    CHECK_CU(cuCtxSetCurrent(ctx2[1]));
+    CHECK_CU(cuMemFree(chunk2[1][--n2[1]]));
+    CHECK(alloc_on(1) == 0, "device 1: 64 MiB refused after a free under its 2 GiB");
+    run_cli(out, sizeof out, "status --json %s", root);
+    const char *d0 = strstr(out, "\"gpu\":0,"), *d1 = strstr(out, "\"gpu\":1,");
+    CHECK(d0 && d1, "status --json: no entry for device 0 and device 1");
+    if (d0 && d1) {
+        static const char yes[] = "\"memory_over_cap\":true", no[] = "\"memory_over_cap\":false";
+        const char *o0 = strstr(d0, "\"memory_over_cap\":"), *o1 = strstr(d1, "\"memory_over_cap\":");
+        CHECK(o0 && !strncmp(o0, yes, sizeof yes - 1), "status --json: device 0 not over its cap");
+        CHECK(o1 && !strncmp(o1, no, sizeof no - 1), "status --json: device 1 over its cap");
+    }
+    return check_failures ? 1 : 0;
+}
+
 /* Device time completed per 100 ms bucket since t0 (one-wave 1.5 ms
- * kernels, 4 per sync), until t_end. */
-#define BUCKETS 80
-static double work[BUCKETS];
-/* The main thread's time waiting for a CPU (/proc/thread-self/schedstat,
- * second field, ns) when each bucket began: time the loop wanted to run and
- * could not, which no cap causes. */
-static uint64_t waited[BUCKETS + 1];
+ * kernels, 4 per sync), until the end, by one thread per device (a
+ * launch the cap holds blocks its thread: one thread for two devices would
+ * hold the raised one to the other's cap). */
+#define BUCKETS 120
+struct drive {
+    CUcontext ctx;
+    CUfunction fn;
+    CUstream stream;
+    int sms, errs;
+    double work[BUCKETS];
+    /* The thread's time waiting for a CPU (/proc/thread-self/schedstat,
+     * second field, ns) when each bucket began: time the loop wanted to run
+     * and could not, which no cap causes. */
+    uint64_t waited[BUCKETS + 1];
+};
+static struct drive drv[2];
+static uint64_t sm_t0, sm_end;
 
 static uint64_t runq_wait_ns(void)
 {
@@ -156,51 +235,82 @@ static uint64_t runq_wait_ns(void)
     return wait;
 }
 
-static int sm_mode(void)
+static void setup_dev(int d, struct drive *v)
+{
+    CUdevice dev;
+    CUmodule mod;
+    CHECK_CU(cuDeviceGet(&dev, d));
+    CHECK_CU(cuDevicePrimaryCtxRetain(&v->ctx, dev));
+    CHECK_CU(cuCtxSetCurrent(v->ctx));
+    CHECK_CU(cuModuleLoadData(&mod, test_ptx));
+    CHECK_CU(cuModuleGetFunction(&v->fn, mod, "spin_1500us"));
+    CHECK_CU(cuStreamCreate(&v->stream, CU_STREAM_NON_BLOCKING));
+    CHECK_CU(cuDeviceGetAttribute(&v->sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+}
+
+/* Errors are counted per thread (CHECK's counter is the main thread's). */
+static void *drive(void *arg)
+{
+    struct drive *v = arg;
+    size_t next_b = 0; /* the first bucket whose start's wait is not recorded */
+    v->errs += cuCtxSetCurrent(v->ctx) != CUDA_SUCCESS;
+    while (!v->errs && mp_now() < __atomic_load_n(&sm_end, __ATOMIC_RELAXED)) {
+        for (int i = 0; i < 4; i++)
+            v->errs += cuLaunchKernel(v->fn, (unsigned)v->sms, 1, 1, 32, 1, 1, 0, v->stream, NULL, NULL) !=
+                       CUDA_SUCCESS;
+        v->errs += cuStreamSynchronize(v->stream) != CUDA_SUCCESS;
+        size_t b = (size_t)((mp_now() - sm_t0) / 100000000ull);
+        if (b < BUCKETS) v->work[b] += 4 * 1.5e-3;
+        while (next_b <= b && next_b <= BUCKETS) v->waited[next_b++] = runq_wait_ns();
+    }
+    while (next_b <= BUCKETS) v->waited[next_b++] = runq_wait_ns(); /* buckets the loop did not reach */
+    return NULL;
+}
+
+/* ndev 1: set --sm 60; ndev 2: set --sm-1 60, device 0 stays at 30. */
+static int sm_mode(int ndev)
 {
     char out[4096];
-    CUfunction fn;
-    CUstream stream;
-    int sms;
-    spin_setup("spin_1500us", &fn, &stream, &sms);
+    CHECK_CU(cuInit(0));
+    for (int d = 0; d < ndev; d++) setup_dev(d, &drv[d]);
     if (check_failures) CHECK_EXIT();
-    uint64_t t0 = mp_now(), change = t0 + 3000000000ull, end = t0 + 7000000000ull;
-    int changed = 0;
-    uint64_t changed_at = 0;
-    size_t next_b = 0; /* the first bucket whose start's wait is not recorded */
-    while (mp_now() < end) {
-        for (int i = 0; i < 4; i++)
-            CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
-        CHECK_CU(cuStreamSynchronize(stream));
-        if (check_failures) CHECK_EXIT();
-        uint64_t now = mp_now();
-        size_t b = (size_t)((now - t0) / 100000000ull);
-        if (b < BUCKETS) work[b] += 4 * 1.5e-3;
-        while (next_b <= b && next_b <= BUCKETS) waited[next_b++] = runq_wait_ns();
-        if (!changed && now >= change) {
-            changed = 1;
-            CHECK(run_cli(out, sizeof out, "set --sm 60 %s", dir) == 0, "set --sm 60 failed");
-            changed_at = mp_now();
-        }
+    /* The end moves to 4 s after the change once it is made: `cudacap set`
+     * took 2 s beside two suites once (the window after it then ran past
+     * a fixed end: shares of a third). */
+    sm_t0 = mp_now(), sm_end = sm_t0 + 11000000000ull;
+    pthread_t th[2];
+    for (int d = 0; d < ndev; d++) CHECK(pthread_create(&th[d], NULL, drive, &drv[d]) == 0, "thread");
+    if (check_failures) CHECK_EXIT();
+    mp_sleep_until(sm_t0 + 3000000000ull);
+    CHECK(run_cli(out, sizeof out, ndev == 1 ? "set --sm 60 %s" : "set --sm-1 60 %s", dir) == 0,
+          "set failed");
+    uint64_t changed_at = mp_now();
+    __atomic_store_n(&sm_end, changed_at + 4000000000ull, __ATOMIC_RELAXED);
+    printf("changed %.2f s after the start\n", (double)(changed_at - sm_t0) / 1e9);
+    for (int d = 0; d < ndev; d++) pthread_join(th[d], NULL);
+    for (int d = 0; d < ndev; d++) {
+        struct drive *v = &drv[d];
+        CHECK(v->errs == 0, "device %d: %d CUDA errors", d, v->errs);
+        /* Shares: 1-3 s (before), and 1 s after the change for 3 s. */
+        double before = 0, after = 0, want = ndev == 1 || d == 1 ? 0.60 : 0.30;
+        for (int b = 10; b < 30; b++) before += v->work[b];
+        size_t a0 = (size_t)((changed_at - sm_t0) / 100000000ull) + 10;
+        for (size_t b = a0; b < a0 + 30 && b < BUCKETS; b++) after += v->work[b];
+        before /= 2.0, after /= 3.0;
+        /* Starved of CPU (2 cores shared with a suite), the loop cannot
+         * keep even its share busy: the lower bars drop by the share of the
+         * window it spent waiting for a CPU. The upper bars never move. */
+        size_t a1 = a0 + 30 < BUCKETS ? a0 + 30 : BUCKETS;
+        double wb = (double)(v->waited[30] - v->waited[10]) / 2e9;
+        double wa = (double)(v->waited[a1] - v->waited[a0]) / 3e9;
+        if (wb < 0) wb = 0;
+        if (wa < 0) wa = 0;
+        printf("device %d: busy share %.3f at cap 30 (1-3 s), %.3f at cap %.0f (1-4 s after the change); "
+               "waiting for a CPU %.3f and %.3f of those windows\n", d, before, after, want * 100, wb, wa);
+        CHECK(before > 0.27 - wb && before < 0.33, "device %d: share %.3f at cap 30", d, before);
+        CHECK(after > want - 0.03 - wa && after < want + 0.03, "device %d: share %.3f 1 s after the change (cap %.0f)",
+              d, after, want * 100);
     }
-    while (next_b <= BUCKETS) waited[next_b++] = runq_wait_ns(); /* buckets the loop did not reach */
-    /* Shares: 1-3 s (before), and 1 s after the change for 3 s. */
-    double before = 0, after = 0;
-    for (int b = 10; b < 30; b++) before += work[b];
-    size_t a0 = (size_t)((changed_at - t0) / 100000000ull) + 10;
-    for (size_t b = a0; b < a0 + 30 && b < BUCKETS; b++) after += work[b];
-    before /= 2.0, after /= 3.0;
-    /* Starved of CPU (2 cores shared with a suite), the loop cannot keep
-     * even its share busy: the lower bars drop by the share of the window
-     * it spent waiting for a CPU. The upper bars never move. */
-    size_t a1 = a0 + 30 < BUCKETS ? a0 + 30 : BUCKETS;
-    double wb = (double)(waited[30] - waited[10]) / 2e9, wa = (double)(waited[a1] - waited[a0]) / 3e9;
-    if (wb < 0) wb = 0;
-    if (wa < 0) wa = 0;
-    printf("busy share: %.3f at cap 30 (1-3 s), %.3f at cap 60 (1-4 s after the change); "
-           "waiting for a CPU %.3f and %.3f of those windows\n", before, after, wb, wa);
-    CHECK(before > 0.27 - wb && before < 0.33, "share %.3f at cap 30", before);
-    CHECK(after > 0.57 - wa && after < 0.63, "share %.3f 1 s after the raise to 60", after);
     return check_failures ? 1 : 0;
 }
 
@@ -209,7 +319,7 @@ int main(int argc, char **argv)
     cli = getenv("CLI");
     root = getenv("CUDACAP_STATE_DIR");
     if (argc != 2 || !cli || !root) {
-        fprintf(stderr, "usage: CLI=... CUDACAP_STATE_DIR=... config_live mem|sm\n");
+        fprintf(stderr, "usage: CLI=... CUDACAP_STATE_DIR=... config_live mem|mem2|sm|sm2\n");
         return 2;
     }
     /* The container's folder under the root `cudacap status` lists. */
@@ -221,6 +331,8 @@ int main(int argc, char **argv)
     CHECK(run_cli(out, sizeof out, "prepare --mem 1g --sm 30 %s", dir) == 0, "prepare failed");
     if (check_failures) CHECK_EXIT();
     if (!strcmp(argv[1], "mem")) return mem_mode();
-    if (!strcmp(argv[1], "sm")) return sm_mode();
+    if (!strcmp(argv[1], "mem2")) return mem2_mode();
+    if (!strcmp(argv[1], "sm")) return sm_mode(1);
+    if (!strcmp(argv[1], "sm2")) return sm_mode(2);
     return 2;
 }

@@ -42,7 +42,7 @@ set_tests_properties(config.initenv config.initenv.control PROPERTIES SKIP_RETUR
 # allocation (raised, lowered below use), SM within a period. Control: the
 # library reads its caps once (CC_TEST_NO_LIVE).
 cc_sim_client(config_live config_live.c)
-foreach(mode mem sm)
+foreach(mode mem mem2 sm sm2)
   cc_add_preloaded_test(config.live.${mode} config_live ${mode})
   cc_add_preloaded_test(config.live.${mode}.control config_live ${mode})
   cc_preload_env(env config.live.${mode}.control)
@@ -55,6 +55,10 @@ foreach(mode mem sm)
   # concurrency: the TSan suite runs them (the watcher applies the SM caps
   # while launches read them).
   set_property(TEST config.live.${mode} config.live.${mode}.control APPEND PROPERTY LABELS limits concurrency)
+  if(mode MATCHES 2$)
+    set_property(TEST config.live.${mode} config.live.${mode}.control APPEND PROPERTY ENVIRONMENT
+                 CUDACAP_SIM_DEVICES=2)
+  endif()
 endforeach()
 if(NOT TARGET cudacap_nolive)
   cc_memory_control_lib(cudacap_nolive CC_TEST_NO_LIVE)
