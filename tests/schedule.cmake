@@ -19,12 +19,12 @@
 set(_lane_a
   compute.elastic.bursts.h200 compute.elastic.bursts.control compute.elastic.guard.slow
   compute.elastic.guard compute.elastic.two.control_grow
-  compute.elastic.alone compute.watcher.cheap faults.loop.control.event_elapsed)
+  compute.elastic.alone compute.watcher.cheap faults.loop.control.event_elapsed config.live.sm)
 set(_lane_b
   compute.elastic.bursts.h200.control compute.twocont
   compute.elastic.guard.h200 compute.elastic.guard.control compute.elastic.newcomer
   compute.elastic.newcomer.control compute.elastic.two.control compute.elastic.alone.control
-  faults.loop.control.nvml_procs)
+  faults.loop.control.nvml_procs config.live.sm2)
 # Alone on the machine (RUN_SERIAL), as before 2026-12-03, because a lane
 # was not enough: compute.elastic.bursts judges the neighbour's first on
 # window, run-ahead included, against 50 +- 3 (beside bursts.h200 it
@@ -64,7 +64,7 @@ set(_costs
   compute.elastic.guard.h200:10 compute.elastic.two.control:6
   compute.elastic.two.control_grow:6 compute.elastic.newcomer:6 compute.elastic.newcomer.control:6
   compute.elastic.alone:4 compute.elastic.alone.control:4 faults.loop.control.event_elapsed:3
-  faults.loop.control.nvml_procs:3)
+  faults.loop.control.nvml_procs:3 config.live.sm:7 config.live.sm2:7)
 foreach(c ${_costs})
   string(REPLACE ":" ";" c "${c}")
   list(GET c 0 t)
