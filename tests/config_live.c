@@ -7,6 +7,12 @@
  *                     the next allocation is refused and `cudacap status`
  *                     says "over cap after a decrease"; after frees bring
  *                     it under, admitted again.
+ *   config_live over  holds 768 MiB under 1 GiB, no oversubscription; set
+ *                     --mem-oversubscribe 1g: the same process allocates
+ *                     1 GiB more, all of it in host memory (status), and
+ *                     sees 2 GiB; set --mem-oversubscribe 512m below that
+ *                     use: host allocations refused until frees bring it
+ *                     under, then admitted up to 512 MiB.
  *   config_live mem2  two devices (CUDACAP_SIM_DEVICES=2), each holding
  *                     768 MiB under 1 GiB: set --mem-1 2g raises device 1
  *                     alone (it reaches 1.75 GiB, device 0 stays refused
@@ -22,7 +28,7 @@
  *
  * Controls (WILL_FAIL, tests/limits.cmake): the library built with
  * CC_TEST_NO_LIVE reads the caps once, at start: the raise to 2 GiB is
- * refused (mem, mem2) and the share stays at 0.30 (sm, sm2), every run.
+ * refused (mem, mem2, over: no oversubscription at all) and the share stays at 0.30 (sm, sm2), every run.
  * From CTest: $CLI and the preload environment. */
 #include <cuda.h>
 #include <stdarg.h>
@@ -79,28 +85,43 @@ static uint64_t total_now(void)
     return tot;
 }
 
-static int mem_mode(void)
+/* The context and 768 MiB under the 1 GiB cap (the simulator's context
+ * takes 256 MiB): 0, or the failures counted. */
+static int hold_768(void)
 {
-    char out[4096];
     CUfunction fn;
     CUstream stream;
     int sms;
     spin_setup("spin_1500us", &fn, &stream, &sms); /* the context; the rest unused */
-    if (check_failures) CHECK_EXIT();
+    if (check_failures) return -1;
     for (int i = 0; i < 12; i++) CHECK(alloc64() == 0, "chunk %d of 768 MiB refused under 1 GiB", i);
     CHECK(total_now() == 1024 * MIB, "total %llu, not 1 GiB", (unsigned long long)total_now());
+    return check_failures ? -1 : 0;
+}
+
+/* `cudacap set ARGS DIR`, which must say SAYS; then the same process fills
+ * up to 1.75 GiB (1 GiB more), the total it sees 2 GiB. */
+static void set_and_fill(const char *args, const char *says)
+{
+    char out[4096];
+    CHECK(run_cli(out, sizeof out, "set %s %s", args, dir) == 0, "set %s failed", args);
+    CHECK(strstr(out, says) != NULL, "set does not say what changed (%s)", says);
+    int got = 0;
+    while (nchunks < 64 && alloc64() == 0) got++;
+    printf("after set %s: %d more chunks, %d MiB held\n", args, got, nchunks * 64);
+    CHECK(nchunks == 28, "reached %d MiB, not 1.75 GiB, after set %s", nchunks * 64, args);
+    CHECK(total_now() == 2048 * MIB, "total %llu after set %s", (unsigned long long)total_now(), args);
+}
+
+static int mem_mode(void)
+{
+    char out[4096];
+    if (hold_768() != 0) CHECK_EXIT();
     CUdeviceptr big;
     CUresult r = cuMemAlloc(&big, 512 * MIB);
     CHECK(r == CUDA_ERROR_OUT_OF_MEMORY, "512 MiB more under 1 GiB: %d", (int)r);
     if (check_failures) CHECK_EXIT();
-
-    CHECK(run_cli(out, sizeof out, "set --mem 2g %s", dir) == 0, "set --mem 2g failed");
-    CHECK(strstr(out, "memory cap 1.00 GiB -> 2.00 GiB") != NULL, "set does not say what changed");
-    int got = 0;
-    while (nchunks < 28 && alloc64() == 0) got++;
-    printf("after the raise: %d more chunks, %d MiB held\n", got, nchunks * 64);
-    CHECK(nchunks == 28, "reached %d MiB, not 1.75 GiB, after the raise to 2 GiB", nchunks * 64);
-    CHECK(total_now() == 2048 * MIB, "total %llu after the raise", (unsigned long long)total_now());
+    set_and_fill("--mem 2g", "memory cap 1.00 GiB -> 2.00 GiB");
     if (check_failures) CHECK_EXIT();
 
     /* Files that change but cannot be trusted, each seen by the refused
@@ -144,6 +165,37 @@ static int mem_mode(void)
     CHECK(alloc64() == 0, "64 MiB refused at 704 MiB under 1 GiB after the frees");
     run_cli(out, sizeof out, "status --json %s", root);
     CHECK(strstr(out, "\"memory_over_cap\":false") != NULL, "still over cap after the frees");
+    return check_failures ? 1 : 0;
+}
+
+/* The first device's figure named key in `cudacap status --json` (-1: none). */
+static long long status_field(const char *key)
+{
+    char out[8192], k[64];
+    run_cli(out, sizeof out, "status --json %s", root);
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(out, k);
+    return p ? atoll(p + strlen(k)) : -1;
+}
+
+static int over_mode(void)
+{
+    char out[4096];
+    if (hold_768() != 0) CHECK_EXIT();
+    CHECK(alloc64() != 0, "832 MiB admitted under 1 GiB with its context, no oversubscription");
+    if (check_failures) CHECK_EXIT();
+    set_and_fill("--mem-oversubscribe 1g", "oversubscription none -> 1.00 GiB"); /* all in host memory */
+    long long host = status_field("memory_host_used_bytes");
+    CHECK(host == (long long)(1024 * MIB), "status: %lld bytes in host memory, not 1 GiB", host);
+    if (check_failures) CHECK_EXIT();
+
+    CHECK(run_cli(out, sizeof out, "set --mem-oversubscribe 512m %s", dir) == 0, "set failed");
+    CHECK(alloc64() != 0, "64 MiB admitted with 1 GiB in host memory under a lowered 512 MiB");
+    CHECK(nchunks == 28, "host memory taken back: %d chunks", nchunks);
+    CHECK(status_field("memory_host_limit_bytes") == (long long)(512 * MIB), "status: host limit not 512 MiB");
+    while (nchunks > 19) CHECK_CU(cuMemFree(chunk[--nchunks])); /* the last ones: host, 448 MiB left */
+    CHECK(alloc64() == 0, "64 MiB refused with 448 MiB in host memory under 512 MiB");
+    CHECK(alloc64() != 0, "64 MiB admitted past 512 MiB in host memory");
     return check_failures ? 1 : 0;
 }
 
@@ -319,7 +371,7 @@ int main(int argc, char **argv)
     cli = getenv("CLI");
     root = getenv("CUDACAP_STATE_DIR");
     if (argc != 2 || !cli || !root) {
-        fprintf(stderr, "usage: CLI=... CUDACAP_STATE_DIR=... config_live mem|mem2|sm|sm2\n");
+        fprintf(stderr, "usage: CLI=... CUDACAP_STATE_DIR=... config_live mem|mem2|over|sm|sm2\n");
         return 2;
     }
     /* The container's folder under the root `cudacap status` lists. */
@@ -332,6 +384,7 @@ int main(int argc, char **argv)
     if (check_failures) CHECK_EXIT();
     if (!strcmp(argv[1], "mem")) return mem_mode();
     if (!strcmp(argv[1], "mem2")) return mem2_mode();
+    if (!strcmp(argv[1], "over")) return over_mode();
     if (!strcmp(argv[1], "sm")) return sm_mode(1);
     if (!strcmp(argv[1], "sm2")) return sm_mode(2);
     return 2;

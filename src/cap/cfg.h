@@ -16,6 +16,11 @@ static inline uint64_t cc_cfg_mem_cap(int ordinal)
     if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return 0;
     return __atomic_load_n(&cc_cfg.mem_limit[ordinal], __ATOMIC_RELAXED);
 }
+static inline uint64_t cc_cfg_mem_over(int ordinal)
+{
+    if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return 0;
+    return __atomic_load_n(&cc_cfg.mem_over[ordinal], __ATOMIC_RELAXED);
+}
 static inline uint32_t cc_cfg_sm(int ordinal)
 {
     if (ordinal < 0 || ordinal >= CC_MAX_DEVICES) return 0;

@@ -23,7 +23,9 @@
 static void usage(FILE *f)
 {
     fputs("usage: cudacap set [--mem SIZE] [--mem-<i> SIZE] [--sm PCT] [--sm-<i> PCT]\n"
-          "                   [--sm-soft PCT] [--sm-soft-<i> PCT] [--dry-run] DIR\n"
+          "                   [--sm-soft PCT] [--sm-soft-<i> PCT]\n"
+          "                   [--mem-oversubscribe SIZE] [--mem-oversubscribe-<i> SIZE]\n"
+          "                   [--dry-run] DIR\n"
           "\n"
           "Changes the caps of the container whose state folder is DIR while it runs:\n"
           "rewrites DIR/limits.d/limits (the next generation, replaced whole) and tells the\n"
@@ -38,6 +40,13 @@ static void usage(FILE *f)
           "                     file's --sm-<i> values); --sm-<i> for device i\n"
           "  --sm-soft PCT      elastic limit, at least the SM cap (drops --sm-soft-<i>);\n"
           "                     --sm-soft-<i> for device i\n"
+          "  --mem-oversubscribe SIZE\n"
+          "                     memory beyond the cap served from host memory, every\n"
+          "                     device (0: none; drops --mem-oversubscribe-<i>); the\n"
+          "                     -<i> form for device i. A raise is checked by each\n"
+          "                     process as at its start (managed access, the\n"
+          "                     container's memory limit); a lowering refuses new host\n"
+          "                     allocations until frees bring the container under it\n"
           "  --dry-run          print what would change, write nothing\n"
           "\n"
           "Values not given stay as the file has them. A memory cap larger than every\n"
@@ -54,10 +63,15 @@ static void merge(cc_limits_t *l, const struct cli_limits *set)
     if (set->mem) l->mem_all = s->mem_all, memset(l->mem_dev, 0, sizeof l->mem_dev);
     if (set->sm) l->sm_all = s->sm_all, memset(l->sm_dev, 0, sizeof l->sm_dev);
     if (set->soft) l->soft_all = s->soft_all, memset(l->soft_dev, 0, sizeof l->soft_dev);
+    if (s->over_set_all) {
+        l->over_all = s->over_all, l->over_set_all = 1;
+        memset(l->over_dev, 0, sizeof l->over_dev), memset(l->over_set_dev, 0, sizeof l->over_set_dev);
+    }
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
         if (s->mem_dev[i]) l->mem_dev[i] = s->mem_dev[i];
         if (s->sm_dev[i]) l->sm_dev[i] = s->sm_dev[i];
         if (s->soft_dev[i]) l->soft_dev[i] = s->soft_dev[i];
+        if (s->over_set_dev[i]) l->over_dev[i] = s->over_dev[i], l->over_set_dev[i] = 1;
     }
 }
 
@@ -98,14 +112,17 @@ static int say_one(const char *what, const uint64_t *a, const uint64_t *b, int b
  * of changes. */
 static int say_changes(const cc_limits_t *a, const cc_limits_t *b)
 {
-    uint64_t ma[CC_MAX_DEVICES], mb[CC_MAX_DEVICES], x[2][2][CC_MAX_DEVICES];
+    uint64_t ma[CC_MAX_DEVICES], mb[CC_MAX_DEVICES], x[2][2][CC_MAX_DEVICES], oa[CC_MAX_DEVICES],
+        ob[CC_MAX_DEVICES];
     uint32_t sm[2][CC_MAX_DEVICES], soft[2][CC_MAX_DEVICES];
     cc_limits_effective(a, ma, sm[0], soft[0]);
     cc_limits_effective(b, mb, sm[1], soft[1]);
+    cc_limits_over_effective(a, oa);
+    cc_limits_over_effective(b, ob);
     for (int w = 0; w < 2; w++)
         for (int i = 0; i < CC_MAX_DEVICES; i++) x[0][w][i] = sm[w][i], x[1][w][i] = soft[w][i];
     return say_one("memory cap", ma, mb, 1) + say_one("SM cap", x[0][0], x[0][1], 0) +
-           say_one("SM elastic limit", x[1][0], x[1][1], 0);
+           say_one("SM elastic limit", x[1][0], x[1][1], 0) + say_one("oversubscription", oa, ob, 1);
 }
 
 /* No memory cap above the largest device of this node (when NVML says). */
@@ -163,13 +180,8 @@ int cmd_set(int argc, char **argv)
         else dir = argv[i];
     }
     if (!dir) cli_usage_error("missing DIR (the container's state folder)");
-    /* A process takes its oversubscription when it first uses a device
-     * (cap/mem/over.c), not again: a change would reach new processes only. */
-    for (int d = -1; d < CC_MAX_DEVICES; d++)
-        if (d < 0 ? set.lim.over_set_all : set.lim.over_set_dev[d])
-            cli_usage_error("--mem-oversubscribe cannot change while the container runs; give it to "
-                            "'cudacap prepare' or 'cudacap run' before the container starts");
-    if (!set.any) cli_usage_error("nothing to set: give --mem, --sm or --sm-soft (or their -<i> forms)");
+    if (!set.any)
+        cli_usage_error("nothing to set: give --mem, --sm, --sm-soft or --mem-oversubscribe (or their -<i> forms)");
     if (set.mem && !set.lim.mem_all) cli_usage_error("--mem: 0 is no cap; a memory cap cannot be removed "
                                                      "while the container runs (give a larger one)");
     check_devices(&set);

@@ -27,7 +27,7 @@ static inline __attribute__((always_inline)) CUresult alloc_linear(enum cc_fn id
          : ((__typeof__(&cuMemAlloc_v2))real)(dptr, bytes))
     if (!m || !dptr || bytes == 0) return CALL();
     if (cc_mem_reserve_or_over(m, o, bytes) != 0)
-        return m->over ? cc_mem_over_linear(m, o, dptr, bytes, id == CC_FN_cuMemAllocManaged ? flags : 0)
+        return cc_mem_over(m) ? cc_mem_over_linear(m, o, dptr, bytes, id == CC_FN_cuMemAllocManaged ? flags : 0)
                        : CUDA_ERROR_OUT_OF_MEMORY;
     r = CALL();
 #undef CALL
@@ -59,7 +59,7 @@ CC_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t w
      * to what the driver chose: pitch * height. */
     uint64_t est = (((uint64_t)width + 511) & ~511ull) * height;
     if (cc_mem_reserve_or_over(m, o, est) != 0)
-        return m->over ? cc_mem_over_pitch(m, o, dptr, pitch, width, height, elem) : CUDA_ERROR_OUT_OF_MEMORY;
+        return cc_mem_over(m) ? cc_mem_over_pitch(m, o, dptr, pitch, width, height, elem) : CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r = real(dptr, pitch, width, height, elem);
     if (r != CUDA_SUCCESS) {
         cc_ml_release(m->h, est);
@@ -118,7 +118,7 @@ CC_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
     if (r == CUDA_SUCCESS && bytes && dev >= 0 && dev < CC_MAX_DEVICES) {
         const struct cc_mem_device *m = cc_mem_dev((int)dev);
         if (m && cc_mem_cap(m) < *bytes) *bytes = (size_t)cc_mem_cap(m);
-        if (m) *bytes += (size_t)m->over; /* the size the container sees */
+        if (m) *bytes += (size_t)cc_mem_over(m); /* the size the container sees */
     }
     return r;
 }

@@ -42,7 +42,7 @@ static int capped_view(nvmlDevice_t dev, uint64_t phys_total, uint64_t phys_free
     if (!cap) return 0;
     int h = cc_ml_device(cc_cfg.state_dir, uuid, cap);
     if (h < 0) return 0; /* no ledger at all (said): the device's own figures */
-    cc_mem_info_ledger(h, cap, cc_cfg.mem_over[idx], phys_free, phys_total, free_b, total, used);
+    cc_mem_info_ledger(h, cap, cc_cfg_mem_over((int)idx), phys_free, phys_total, free_b, total, used);
     return 1;
 }
 

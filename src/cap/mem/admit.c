@@ -107,7 +107,7 @@ void cc_mem_info(int o, uint64_t phys_free, uint64_t phys_total, uint64_t *free_
         *used_b = phys_total - (phys_free < phys_total ? phys_free : phys_total);
         return;
     }
-    view(m->h, cc_mem_cap(m), m->over, o, phys_free, phys_total, free_b, total_b, used_b);
+    view(m->h, cc_mem_cap(m), cc_mem_over(m), o, phys_free, phys_total, free_b, total_b, used_b);
 }
 
 void cc_mem_info_ledger(int h, uint64_t cap, uint64_t over, uint64_t phys_free, uint64_t phys_total,
@@ -115,6 +115,6 @@ void cc_mem_info_ledger(int h, uint64_t cap, uint64_t over, uint64_t phys_free, 
 {
     int o = cc_mem_bound_ordinal(h);
     const struct cc_mem_device *m = o >= 0 ? cc_mem_dev(o) : NULL;
-    if (m) cap = cc_mem_cap(m), over = m->over; /* as bound: resolved and checked */
+    if (m) cap = cc_mem_cap(m), over = cc_mem_over(m); /* as bound: resolved and checked */
     view(h, cap, over, o, phys_free, phys_total, free_b, total_b, used_b);
 }

@@ -62,7 +62,7 @@ static int bind_locked(struct cc_devrec *r, int o, int measure)
             r->mem.cap = cap;
             cc_mem_over_bind(&r->mem, o); /* may lower cap to the card's (a spilling cap) */
             r->mem.h = cc_ml_device(cc_cfg.state_dir, r->uuid, r->mem.cap);
-            if (r->mem.h >= 0) cc_ml_set_host_limit(r->mem.h, r->mem.over);
+            if (r->mem.h >= 0) cc_ml_set_host_limit(r->mem.h, cc_mem_over(&r->mem));
             /* No ledger at all (said): uncapped rather than a bad handle. */
             s = r->mem.h >= 0 ? CC_MEM_UNMEASURED : CC_MEM_UNCAPPED;
         }
@@ -110,6 +110,22 @@ void cc_mem_set_cap(int o, uint64_t cap)
     } else if (s == CC_MEM_UNCAPPED && cap) {
         /* Release: as the bind's own stores (nothing else changed). */
         __atomic_store_n(&r->mem_state, CC_MEM_UNBOUND, __ATOMIC_RELEASE);
+    }
+    cc_device_unlock();
+}
+
+/* A new oversubscription from the limits file (cap/live.h): a bound device
+ * takes it now (over.c, cc_mem_over_rebind) and the ledger's host limit,
+ * which `cudacap status` shows, with it; an unbound one at its bind. */
+void cc_mem_set_over(int o, uint64_t over)
+{
+    struct cc_devrec *r = cc_devrec(o);
+    if (!r) return;
+    cc_device_lock();
+    int s = __atomic_load_n(&r->mem_state, __ATOMIC_RELAXED);
+    if (s == CC_MEM_BOUND || s == CC_MEM_UNMEASURED) {
+        uint64_t now = cc_mem_over_rebind(&r->mem, o, over);
+        cc_ml_set_host_limit(r->mem.h, now);
     }
     cc_device_unlock();
 }

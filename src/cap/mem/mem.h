@@ -29,6 +29,12 @@ int cc_mem_reserve_slow(const struct cc_mem_device *m, int ordinal, uint64_t byt
  * configuration, after the safety checks (concurrent managed access, the
  * container's memory limit), each refusal said. */
 void cc_mem_over_bind(struct cc_mem_device *m, int ordinal);
+/* A new oversubscription from the limits file (cap/live.h), the device
+ * lock held: a raise after the same checks as at bind (refused, said, it
+ * stays as it was), a lowering at once (what is in host memory stays; new
+ * host allocations are refused until frees bring it under). What m allows
+ * now. */
+uint64_t cc_mem_over_rebind(struct cc_mem_device *m, int ordinal, uint64_t over);
 /* Admits bytes beyond the cap in host memory: what the node and the
  * container's cgroup have left must back them, and the container's
  * oversubscription in use stays <= m->over (the ledger's exact check).
@@ -86,7 +92,7 @@ static inline int cc_mem_reserve(const struct cc_mem_device *m, int ordinal, uin
  * (m->over): a refusal here is not counted, the host admission counts its own. */
 static inline int cc_mem_reserve_or_over(const struct cc_mem_device *m, int ordinal, uint64_t bytes)
 {
-    return cc_mem_reserve_n(m, ordinal, bytes, !m->over);
+    return cc_mem_reserve_n(m, ordinal, bytes, !cc_mem_over(m));
 }
 /* Reserves bytes of overhead (a context, a module's heap) with the same
  * exact check and retry. 0 or -1. */

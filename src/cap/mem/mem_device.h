@@ -16,8 +16,14 @@ struct cc_mem_device {
      * removed after binding; what this process allocates is still counted. */
     uint64_t cap;
     uint64_t over; /* bytes allowed beyond cap in host memory (oversubscription); 0 none;
-                    * set at bind, not changed while the process runs */
+                    * read with cc_mem_over (relaxed; the limits file may change it) */
 };
+
+/* The oversubscription m allows now. */
+static inline uint64_t cc_mem_over(const struct cc_mem_device *m)
+{
+    return __atomic_load_n(&m->over, __ATOMIC_RELAXED);
+}
 
 /* The cap m is held to now. */
 static inline uint64_t cc_mem_cap(const struct cc_mem_device *m)

@@ -43,23 +43,42 @@ static int CC_CONTROL_POINT(host_can_back)(int o, uint64_t over, uint64_t cap, i
     return 1;
 }
 
+/* The device's memory and managed access: 0, or -1 said. */
+static int device_memory(int o, uint64_t *total, int *conc)
+{
+    if (cc_port()->device_memory(o, total, conc) == 0) return 0;
+    cc_error("memory oversubscription on device %d: the driver cannot tell the device's memory "
+             "or managed access; none: the device is held to its cap", o);
+    return -1;
+}
+
 void cc_mem_over_bind(struct cc_mem_device *m, int o)
 {
-    uint64_t over = cc_cfg.mem_over[o], total = 0, cap = m->cap;
+    uint64_t over = cc_cfg_mem_over(o), total = 0, cap = m->cap;
     int spill = cc_cfg.mem_spill[o], conc = 0;
-    m->over = 0;
+    __atomic_store_n(&m->over, 0, __ATOMIC_RELAXED);
     if (!over && !spill) return;
-    if (cc_port()->device_memory(o, &total, &conc) != 0) {
-        cc_error("memory oversubscription on device %d: the driver cannot tell the device's memory "
-                 "or managed access; none: the device is held to its cap", o);
-        return;
-    }
+    if (device_memory(o, &total, &conc) != 0) return;
     cc_config_over_resolve(&cap, &over, spill, total);
     m->cap = cap; /* a spilling cap larger than the card: the card's (the device lock is held) */
     if (!over || !host_can_back(o, over, cap, conc)) return;
-    m->over = over;
+    /* Relaxed, as every store of it: allocating threads read it so. */
+    __atomic_store_n(&m->over, over, __ATOMIC_RELAXED);
     cc_info("memory cap on device %d: %llu MiB on the device, up to %llu MiB more in host memory", o,
             MiB(cap), MiB(over));
+}
+
+uint64_t cc_mem_over_rebind(struct cc_mem_device *m, int o, uint64_t over)
+{
+    uint64_t total = 0;
+    int conc = 0;
+    /* The same checks as at bind (a raise must be backed as a first
+     * oversubscription is); a lowered one needs none. */
+    if (over > cc_mem_over(m) &&
+        (device_memory(o, &total, &conc) != 0 || !host_can_back(o, over, cc_mem_cap(m), conc)))
+        over = cc_mem_over(m);
+    __atomic_store_n(&m->over, over, __ATOMIC_RELAXED);
+    return over;
 }
 
 /* Refusals for want of host memory are said at most once a second (a loop
@@ -100,10 +119,10 @@ int cc_mem_over_admit(const struct cc_mem_device *m, int o, uint64_t bytes)
         cc_ml_count_refusal(m->h);
         return -1;
     }
-    if (cc_ml_host_reserve(m->h, bytes, m->over) == 0) return 0;
+    if (cc_ml_host_reserve(m->h, bytes, cc_mem_over(m)) == 0) return 0;
     cc_ml_count_refusal(m->h);
     cc_debug("memory cap: refusing %llu bytes of oversubscription on device %d (container uses %llu "
              "of %llu)", (unsigned long long)bytes, o, (unsigned long long)cc_ml_host_used(m->h),
-             (unsigned long long)m->over);
+             (unsigned long long)cc_mem_over(m));
     return -1;
 }
