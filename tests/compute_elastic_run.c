@@ -319,8 +319,13 @@ void finish(void)
 /* The elastic state of the container's (only) device line, mid-run. */
 const cc_compute_elastic_t *elastic_of(const struct cont *c, uint32_t *target)
 {
-    const cc_compute_region_t *r = mp_map_compute_region(c->state);
+    /* Mapped once per container (the polls ask every 10 ms). */
+    static const cc_compute_region_t *mapped[sizeof C / sizeof C[0]];
+    int i = (int)(c - C);
+    const cc_compute_region_t *r = i >= 0 && i < (int)(sizeof C / sizeof C[0]) ? mapped[i] : NULL;
+    if (!r) r = mp_map_compute_region(c->state);
     if (!r) return NULL;
+    if (i >= 0 && i < (int)(sizeof C / sizeof C[0])) mapped[i] = r;
     *target = __atomic_load_n(&r->dev[0].up_limit_pm, __ATOMIC_RELAXED);
     return &r->elastic[0];
 }

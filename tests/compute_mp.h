@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,13 +57,23 @@ static inline int mp_wait_all(const pid_t *pids, int n)
     return bad;
 }
 
-/* The container's compute region, read-only (what `cudacap status` sees). */
+/* The container's compute region, read-only (what `cudacap status` sees),
+ * or NULL while it is not there at its full size: a region the library has
+ * created but not yet extended, mapped whole, killed the reader with
+ * SIGBUS (compute.elastic.bursts.h200's poll, beside two suites,
+ * 2026-12-03). The library only grows the file, so a full-size file stays
+ * mappable. */
 static inline const cc_compute_region_t *mp_map_compute_region(const char *dir)
 {
     char p[1024];
     snprintf(p, sizeof p, "%s/%s", dir, CC_COMPUTE_FILE);
     int fd = open(p, O_RDONLY);
     if (fd < 0) return NULL;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)CC_COMPUTE_FILE_SIZE) {
+        close(fd);
+        return NULL;
+    }
     void *m = mmap(NULL, CC_COMPUTE_FILE_SIZE, PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     return m == MAP_FAILED ? NULL : m;
