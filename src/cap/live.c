@@ -64,24 +64,22 @@ static void apply_locked(const cc_limits_t *l)
     for (int i = 0; i < CC_MAX_DEVICES; i++) {
         uint64_t om = cc_cfg_mem_cap(i);
         uint32_t os = cc_cfg_sm(i), osoft = cc_cfg_sm_soft(i);
-        if (om != mem[i]) {
-            char a[32], b[32];
-            __atomic_store_n(&cc_cfg.mem_limit[i], mem[i], __ATOMIC_RELAXED);
-            cc_mem_set_cap(i, mem[i]);
-            cc_info("limits file: device %d memory cap %s -> %s", i, size_str(om, a, sizeof a),
-                    size_str(mem[i], b, sizeof b));
-        }
         /* Oversubscription is memory beyond a cap: none without one (the
          * file's check refuses the pair; this keeps the rule here too). The
          * seed's spill (CUDA_MEM_OVERSOLD) is never in effect with a limits
          * file (cap/config_over.c). */
         uint64_t oo = cc_cfg_mem_over(i), no = mem[i] ? over[i] : 0;
-        if (oo != no) {
+        if (om != mem[i] || oo != no) {
             char a[32], b[32];
+            __atomic_store_n(&cc_cfg.mem_limit[i], mem[i], __ATOMIC_RELAXED);
             __atomic_store_n(&cc_cfg.mem_over[i], no, __ATOMIC_RELAXED);
-            cc_mem_set_over(i, no);
-            cc_info("limits file: device %d oversubscription %s -> %s", i, size_str(oo, a, sizeof a),
-                    size_str(no, b, sizeof b));
+            cc_mem_set_limits(i, mem[i], no);
+            if (om != mem[i])
+                cc_info("limits file: device %d memory cap %s -> %s", i, size_str(om, a, sizeof a),
+                        size_str(mem[i], b, sizeof b));
+            if (oo != no)
+                cc_info("limits file: device %d oversubscription %s -> %s", i, size_str(oo, a, sizeof a),
+                        size_str(no, b, sizeof b));
         }
         if (os != sm[i] || osoft != soft[i]) {
             __atomic_store_n(&cc_cfg.sm_limit[i], sm[i], __ATOMIC_RELAXED);

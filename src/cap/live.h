@@ -39,8 +39,7 @@ static inline void cc_live_check(int h)
 }
 
 /* The parts' appliers (cap/mem/bind.c, cap/compute/compute_live.c). */
-void cc_mem_set_cap(int ordinal, uint64_t cap);
-void cc_mem_set_over(int ordinal, uint64_t over);
+void cc_mem_set_limits(int ordinal, uint64_t cap, uint64_t over);
 void cc_compute_caps_changed(int ordinal);
 /* The watcher, at each cycle: applies the SM caps when cc_live_changes
  * moved since its last call. */

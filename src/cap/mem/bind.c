@@ -89,15 +89,18 @@ const struct cc_mem_device *cc_mem_bind(int o, int measure)
     return s == CC_MEM_BOUND ? &r->mem : NULL;
 }
 
-/* A new cap from the limits file (cap/live.h). A bound device takes it at
- * once: the next reserve compares against it, and a cap lowered below what
- * the container holds refuses until frees bring it under (nothing is
- * taken back). A device that had no cap and now has one is bound at its
- * next allocation: what this process allocated before is not in the
- * ledger, so it is charged there as overhead (NVML's figure for the
- * process minus what the wrappers counted, bind_locked). A removed cap
- * (0) keeps the device bound with no limit, its memory still counted. */
-void cc_mem_set_cap(int o, uint64_t cap)
+/* A new cap and oversubscription from the limits file (cap/live.h). A
+ * bound device takes them at once: the next reserve compares against the
+ * cap, and a cap lowered below what the container holds refuses until
+ * frees bring it under (nothing is taken back); the oversubscription after
+ * over.c's checks (cc_mem_over_rebind), with the ledger's host limit that
+ * `cudacap status` shows. A device that had no cap and now has one is
+ * bound at its next allocation (taking both then): what this process
+ * allocated before is not in the ledger, so it is charged there as
+ * overhead (NVML's figure for the process minus what the wrappers counted,
+ * bind_locked). A removed cap (0) keeps the device bound with no limit,
+ * its memory still counted. */
+void cc_mem_set_limits(int o, uint64_t cap, uint64_t over)
 {
     struct cc_devrec *r = cc_devrec(o);
     if (!r) return;
@@ -107,25 +110,10 @@ void cc_mem_set_cap(int o, uint64_t cap)
         uint64_t c = cap ? cap : UINT64_MAX;
         __atomic_store_n(&r->mem.cap, c, __ATOMIC_RELAXED);
         cc_ml_set_cap(r->mem.h, c);
+        cc_ml_set_host_limit(r->mem.h, cc_mem_over_rebind(&r->mem, o, over));
     } else if (s == CC_MEM_UNCAPPED && cap) {
         /* Release: as the bind's own stores (nothing else changed). */
         __atomic_store_n(&r->mem_state, CC_MEM_UNBOUND, __ATOMIC_RELEASE);
-    }
-    cc_device_unlock();
-}
-
-/* A new oversubscription from the limits file (cap/live.h): a bound device
- * takes it now (over.c, cc_mem_over_rebind) and the ledger's host limit,
- * which `cudacap status` shows, with it; an unbound one at its bind. */
-void cc_mem_set_over(int o, uint64_t over)
-{
-    struct cc_devrec *r = cc_devrec(o);
-    if (!r) return;
-    cc_device_lock();
-    int s = __atomic_load_n(&r->mem_state, __ATOMIC_RELAXED);
-    if (s == CC_MEM_BOUND || s == CC_MEM_UNMEASURED) {
-        uint64_t now = cc_mem_over_rebind(&r->mem, o, over);
-        cc_ml_set_host_limit(r->mem.h, now);
     }
     cc_device_unlock();
 }
