@@ -20,6 +20,11 @@
  *                     its use: refused there, device 1 still admits what
  *                     its frees make room for; status names device 0 over
  *                     its cap, not device 1.
+ *   config_live over2 two devices, each holding 768 MiB under 1 GiB: set
+ *                     --mem-oversubscribe-1 1g lets device 1 allocate 1 GiB
+ *                     more, in host memory (status: device 1's host use 1
+ *                     GiB, device 0's none), and see 2 GiB; device 0 stays
+ *                     refused past 1 GiB and sees 1 GiB.
  *   config_live sm    saturates the device at cap 30 for 3 s; set --sm 60:
  *                     from 1 s after the change, the busy share over the
  *                     next 3 s is 0.60 +- 0.03 (and was 0.30 +- 0.03).
@@ -28,7 +33,7 @@
  *
  * Controls (WILL_FAIL, tests/limits.cmake): the library built with
  * CC_TEST_NO_LIVE reads the caps once, at start: the raise to 2 GiB is
- * refused (mem, mem2, over: no oversubscription at all) and the share stays at 0.30 (sm, sm2), every run.
+ * refused (mem, mem2, over, over2: no oversubscription at all) and the share stays at 0.30 (sm, sm2), every run.
  * From CTest: $CLI and the preload environment. */
 #include <cuda.h>
 #include <stdarg.h>
@@ -213,9 +218,9 @@ static int alloc_on(int d)
     return 0;
 }
 
-static int mem2_mode(void)
+/* Both devices' contexts, each holding 768 MiB and refused past 1 GiB. */
+static int open2(void)
 {
-    char out[4096];
     int ndev = 0;
     CHECK_CU(cuInit(0));
     CHECK_CU(cuDeviceGetCount(&ndev));
@@ -230,7 +235,13 @@ static int mem2_mode(void)
         for (int i = 0; i < 12; i++) CHECK(alloc_on(d) == 0, "device %d: chunk %d refused under 1 GiB", d, i);
         CHECK(alloc_on(d) != 0, "device %d: 832 MiB admitted under 1 GiB with its context", d);
     }
-    if (check_failures) CHECK_EXIT();
+    return check_failures ? -1 : 0;
+}
+
+static int mem2_mode(void)
+{
+    char out[4096];
+    if (open2() != 0) CHECK_EXIT();
 
     CHECK(run_cli(out, sizeof out, "set --mem-1 2g %s", dir) == 0, "set --mem-1 2g failed");
     int got = 0;
@@ -255,6 +266,43 @@ static int mem2_mode(void)
         CHECK(o0 && !strncmp(o0, yes, sizeof yes - 1), "status --json: device 0 not over its cap");
         CHECK(o1 && !strncmp(o1, no, sizeof no - 1), "status --json: device 1 over its cap");
     }
+    return check_failures ? 1 : 0;
+}
+
+/* Device i's figure named key in `cudacap status --json` (-1: none): the
+ * entries are in device order, each from its "gpu":i. */
+static long long status_dev_field(int i, const char *key)
+{
+    char out[8192], k[64], g[32];
+    run_cli(out, sizeof out, "status --json %s", root);
+    snprintf(g, sizeof g, "\"gpu\":%d,", i);
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *d = strstr(out, g), *p = d ? strstr(d, k) : NULL;
+    return p ? atoll(p + strlen(k)) : -1;
+}
+
+static uint64_t total_on(int d)
+{
+    CHECK_CU(cuCtxSetCurrent(ctx2[d]));
+    return total_now();
+}
+
+static int over2_mode(void)
+{
+    char out[4096];
+    if (open2() != 0) CHECK_EXIT();
+    CHECK(run_cli(out, sizeof out, "set --mem-oversubscribe-1 1g %s", dir) == 0, "set --mem-oversubscribe-1 failed");
+    CHECK(strstr(out, "oversubscription none -> 1.00 GiB") != NULL, "set does not say what changed");
+    int got = 0;
+    while (n2[1] < 28 && alloc_on(1) == 0) got++;
+    printf("after device 1's oversubscription: %d more chunks there, %d MiB held\n", got, n2[1] * 64);
+    CHECK(n2[1] == 28, "device 1 reached %d MiB, not 1.75 GiB, with 1 GiB of oversubscription", n2[1] * 64);
+    CHECK(alloc_on(0) != 0, "device 0 admitted past its 1 GiB after device 1's oversubscription");
+    CHECK(total_on(1) == 2048 * MIB, "device 1 sees %llu, not 2 GiB", (unsigned long long)total_on(1));
+    CHECK(total_on(0) == 1024 * MIB, "device 0 sees %llu, not 1 GiB", (unsigned long long)total_on(0));
+    long long h0 = status_dev_field(0, "memory_host_used_bytes"), h1 = status_dev_field(1, "memory_host_used_bytes");
+    CHECK(h1 == (long long)(1024 * MIB), "status: device 1 has %lld bytes in host memory, not 1 GiB", h1);
+    CHECK(h0 == 0, "status: device 0 has %lld bytes in host memory, not none", h0);
     return check_failures ? 1 : 0;
 }
 
@@ -371,7 +419,7 @@ int main(int argc, char **argv)
     cli = getenv("CLI");
     root = getenv("CUDACAP_STATE_DIR");
     if (argc != 2 || !cli || !root) {
-        fprintf(stderr, "usage: CLI=... CUDACAP_STATE_DIR=... config_live mem|mem2|over|sm|sm2\n");
+        fprintf(stderr, "usage: CLI=... CUDACAP_STATE_DIR=... config_live mem|mem2|over|over2|sm|sm2\n");
         return 2;
     }
     /* The container's folder under the root `cudacap status` lists. */
@@ -385,6 +433,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "mem")) return mem_mode();
     if (!strcmp(argv[1], "mem2")) return mem2_mode();
     if (!strcmp(argv[1], "over")) return over_mode();
+    if (!strcmp(argv[1], "over2")) return over2_mode();
     if (!strcmp(argv[1], "sm")) return sm_mode(1);
     if (!strcmp(argv[1], "sm2")) return sm_mode(2);
     return 2;

@@ -42,7 +42,7 @@ set_tests_properties(config.initenv config.initenv.control PROPERTIES SKIP_RETUR
 # allocation (raised, lowered below use), SM within a period. Control: the
 # library reads its caps once (CC_TEST_NO_LIVE).
 cc_sim_client(config_live config_live.c)
-foreach(mode mem mem2 over sm sm2)
+foreach(mode mem mem2 over over2 sm sm2)
   cc_add_preloaded_test(config.live.${mode} config_live ${mode})
   cc_add_preloaded_test(config.live.${mode}.control config_live ${mode})
   cc_preload_env(env config.live.${mode}.control)

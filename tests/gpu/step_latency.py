@@ -12,14 +12,22 @@ run by tests/gpu/issue23.sh. Each worker writes one line of results to OUT
       synchronised one by one: launch-to-completion. OUT: p50_us p99_us
   step_latency.py shapes OUT             16 grid sizes x 62 launches of an
       empty CuPy kernel, round-robin, no sync: the time inside each launch
-      call. OUT: p50_us p99_us
+      call. OUT: p50_us p99_us; every launch's µs in OUT.raw
   step_latency.py gpt2 TOKENS OUT        GPT-2 small (random weights: no
       download), fp16, batch 1, generate TOKENS tokens greedily: one warm-up
       generate, then five. OUT: median_ms_per_token min max (one generate
       varied 1.75x between bare runs on the H200)
   step_latency.py tokloop SECS OUT       a token-generation loop of tiny
       kernels (64 small ops a token on 1x768 tensors, a sync a token).
-      OUT: mean_ms std_ms p99_ms"""
+      OUT: mean_ms std_ms p99_ms
+  step_latency.py gpt2live BLOCKS OUT    GPT-2 as above in ONE preloaded
+      process whose folder (CUDACAP_STATE_DIR) was prepared with an SM cap,
+      that cap and none (`$CLI set --sm 100`) alternating in blocks C U U C,
+      BLOCKS times: each phase 0.3 s after its set, one generate untimed,
+      then the median ms/token of three. Paired in one process, the cap's
+      cost is told apart from the 1.0-2.1x that separate processes differ
+      by. OUT: one line per block: capped uncapped ratio (means of its two
+      phases each); the summary is printed."""
 import statistics, sys, time
 
 
@@ -105,6 +113,7 @@ def shapes(out):
         k((100 + i % 16,), (32,), ())
         times.append(time.perf_counter() - a)
     cp.cuda.Device().synchronize()
+    open(out + ".raw", "w").write("\n".join("%.3f" % (t * 1e6) for t in times) + "\n")
     out_line(out, "%.2f %.2f" % (pct(times, 0.5) * 1e6, pct(times, 0.99) * 1e6))
 
 
@@ -125,6 +134,59 @@ def gpt2(tokens, out):
             torch.cuda.synchronize()
             per.append((time.perf_counter() - t) * 1e3 / tokens)
     out_line(out, "%.3f %.3f %.3f" % (statistics.median(per), min(per), max(per)))
+
+
+def gpt2live(blocks, out):
+    import math, os, subprocess, torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+    cli, folder = os.environ.get("CLI", "cudacap"), os.environ["CUDACAP_STATE_DIR"]
+    cap = os.environ.get("CAP", "50")
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+    def set_cap(pct):
+        r = subprocess.run([cli, "set", "--sm", pct, folder], env=env, capture_output=True, text=True)
+        if r.returncode:
+            sys.exit("cudacap set --sm %s failed: %s" % (pct, (r.stdout + r.stderr).strip()))
+
+    torch.manual_seed(0)
+    m = GPT2LMHeadModel(GPT2Config()).cuda().half().eval()
+    ids = torch.randint(0, 50000, (1, 16), device="cuda")
+    tokens = 48
+    kw = dict(max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False, pad_token_id=0)
+
+    def gen():
+        t = time.perf_counter()
+        m.generate(ids, **kw)
+        torch.cuda.synchronize()
+        return (time.perf_counter() - t) * 1e3 / tokens
+
+    def phase(pct):
+        set_cap(pct)
+        time.sleep(0.3)
+        gen()
+        return statistics.median(gen() for _ in range(3))
+
+    lines, lr, lc = [], [], []
+    with torch.no_grad():
+        gen()
+        for b in range(blocks):
+            c1, u1, u2, c2 = phase(cap), phase("100"), phase("100"), phase(cap)
+            c, u = (c1 + c2) / 2, (u1 + u2) / 2
+            lr.append(math.log(c / u))
+            lc.append(math.log(u2 / u1))  # the null: two uncapped phases side by side
+            lines.append("%.3f %.3f %.4f" % (c, u, c / u))
+            print("block %d: capped %.3f uncapped %.3f ms/token, ratio %.4f (uncapped pair %.4f)"
+                  % (b + 1, c, u, c / u, u2 / u1), flush=True)
+    open(out, "w").write("\n".join(lines) + "\n")
+
+    def summary(name, v):
+        g, se = statistics.mean(v), statistics.stdev(v) / math.sqrt(len(v))
+        print("%s: n %d, geometric mean %.4f, about %.4f-%.4f at two standard errors, rms ln %.4f"
+              % (name, len(v), math.exp(g), math.exp(g - 2 * se), math.exp(g + 2 * se),
+                 math.sqrt(statistics.mean(x * x for x in v))), flush=True)
+    summary("capped/uncapped (ms per token)", lr)
+    summary("uncapped/uncapped, the null", lc)
+    print("throughput capped/uncapped: %.4f" % math.exp(-statistics.mean(lr)), flush=True)
 
 
 def tokloop(secs, out):
@@ -156,6 +218,8 @@ if __name__ == "__main__":
         shapes(sys.argv[2])
     elif w == "gpt2":
         gpt2(int(sys.argv[2]), sys.argv[3])
+    elif w == "gpt2live":
+        gpt2live(int(sys.argv[2]), sys.argv[3])
     elif w == "tokloop":
         tokloop(float(sys.argv[2]), sys.argv[3])
     else:
