@@ -257,6 +257,13 @@ endforeach()
 # After the refill the first second reads 70 % (checked: 6 runs of 6 failed).
 cc_preload_control_mode(compute.deepq.warm.control_dup compute_deepq warm cudacap_dup_slots
                         CC_TEST_DUP_SLOTS "CUDACAP_SM_LIMIT=30")
+# The gate's counts printed at exit (CUDACAP_COUNT_CALLS=1, src/hook/stats.c):
+# the deep queue's second launch waits for the probe of its own shape, every
+# launch is timed or charged, and the queue waits for tokens.
+cc_add_preloaded_test(compute.gate.counts compute_deepq long)
+set_property(TEST compute.gate.counts APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30;CUDACAP_COUNT_CALLS=1")
+set_tests_properties(compute.gate.counts PROPERTIES LABELS compute PASS_REGULAR_EXPRESSION
+  "gate new shapes [1-9][0-9]* \\(waited [1-9][0-9]*, [1-9][0-9]* of them for the same shape; [0-9]+\\.[0-9]+ ms\\), timed [1-9][0-9]*, token waits [1-9][0-9]* \\([0-9]+\\.[0-9]+ ms\\)")
 cc_sim_client(compute_capture compute_capture.c)
 cc_add_preloaded_test(compute.capture.invalidation compute_capture invalidation)
 cc_add_preloaded_test(compute.capture.time compute_capture time)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cap/compute/gate.h"
 #include "cudacap/cudacap.h"
 #include "hook.h"
 #include "hook/process.h"
@@ -27,19 +28,33 @@ CC_EXPORT long long cudacap_call_count(const char *name)
     return (long long)__atomic_load_n(&cc_calls[id], __ATOMIC_RELAXED);
 }
 
+#define LINE 256
+static void say(const char *line, int len)
+{
+    if (len <= 0) return;
+    ssize_t w = write(2, line, (size_t)len < LINE ? (size_t)len : LINE - 1);
+    (void)w;
+}
+
 static void exit_report(void)
 {
-    char line[256];
+    char line[LINE];
     for (int i = 0; i < CC_FN_COUNT; i++) {
         uint64_t n = __atomic_load_n(&cc_calls[i], __ATOMIC_RELAXED);
         if (!n) continue;
         int len = snprintf(line, sizeof line, "cudacap[%d]: calls %s %llu\n", (int)getpid(),
                            cc_hooks[i].name, (unsigned long long)n);
-        if (len > 0) {
-            ssize_t w = write(2, line, (size_t)len < sizeof line ? (size_t)len : sizeof line - 1);
-            (void)w;
-        }
+        say(line, len);
     }
+    struct cc_gate_counts g;
+    cc_gate_counts(&g);
+    if (g.new_shape || g.timed || g.token_waited)
+        say(line, snprintf(line, sizeof line,
+                           "cudacap[%d]: gate new shapes %llu (waited %llu, %llu of them for the same shape; "
+                           "%.3f ms), timed %llu, token waits %llu (%.3f ms)\n",
+                           (int)getpid(), (unsigned long long)g.new_shape, (unsigned long long)g.shape_waited,
+                           (unsigned long long)g.shape_dup, g.shape_wait_ns / 1e6, (unsigned long long)g.timed,
+                           (unsigned long long)g.token_waited, g.token_wait_ns / 1e6));
 }
 
 void cc_stats_register_exit_report(void) { atexit(exit_report); }

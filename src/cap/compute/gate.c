@@ -22,6 +22,16 @@
  * on another thread's later launch) must never hang a launching thread. */
 #define CC_PROBE_WAIT_NS 500000000ull
 
+static struct cc_gate_counts counts;
+
+static inline void count(uint64_t *c, uint64_t n) { __atomic_fetch_add(c, n, __ATOMIC_RELAXED); }
+
+void cc_gate_counts(struct cc_gate_counts *out)
+{
+    uint64_t *from = (uint64_t *)&counts, *to = (uint64_t *)out;
+    for (size_t i = 0; i < sizeof counts / sizeof(uint64_t); i++) to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
+}
+
 /* A launch of a shape never timed. The first one in flight on the device is
  * the probe: admitted without a charge and timed (charged when its timing
  * completes). While a probe is pending, a later launch of a never-timed
@@ -91,6 +101,8 @@ static int64_t CC_CONTROL_POINT(admit_untimed)(struct cc_compute_device *d, void
                                                int *measure, int **probe)
 {
     uint64_t t0 = cc_mono_ns(), nap = 10000;
+    int slept = 0, dup_seen = 0;
+    count(&counts.new_shape, 1);
     for (;;) {
         /* One launch of a shape in flight untimed at a time: the slots beside
          * the probe are for other new shapes. Without this a deep queue of
@@ -98,20 +110,32 @@ static int64_t CC_CONTROL_POINT(admit_untimed)(struct cc_compute_device *d, void
          * kernels) ran 16 launches uncharged: 70 % busy over its first
          * second at cap 30 (compute.deepq.warm; the H200: 42.7 % over 2 s). */
         int dup = shape_pending(d, key, blocks);
-        if (!dup && (*probe = note_shape(d, claim_slot(d, 0, 1), key, blocks)) != NULL) return 0;
+        dup_seen |= dup;
+        int64_t est = 0;
+        if (!dup && (*probe = note_shape(d, claim_slot(d, 0, 1), key, blocks)) != NULL) goto out;
         if (!dup && has_headroom(d) &&
             (*probe = note_shape(d, claim_slot(d, 1, CC_UNTIMED_SLOTS), key, blocks)) != NULL)
-            return 0;
+            goto out;
         if (cc_mono_ns() - t0 > CC_PROBE_WAIT_NS) {
             *measure = CC_MEASURE_SAMPLE;
-            return cc_cost_fallback();
+            est = cc_cost_fallback();
+            goto out;
         }
         cc_cost_poll(0);
-        int64_t est = cc_cost_estimate(key, blocks, measure);
-        if (*measure != CC_MEASURE_UNTIMED) return est;
+        est = cc_cost_estimate(key, blocks, measure);
+        if (*measure != CC_MEASURE_UNTIMED) goto out;
         if (!dup && __atomic_load_n(&d->probe[0], __ATOMIC_ACQUIRE) == 0) continue; /* freed: claim it */
         cc_os_sleep_ns(nap);
+        slept = 1;
         if (nap < 1000000) nap *= 2;
+        continue;
+    out:
+        if (slept) {
+            count(&counts.shape_waited, 1);
+            if (dup_seen) count(&counts.shape_dup, 1);
+            count(&counts.shape_wait_ns, cc_mono_ns() - t0);
+        }
+        return est;
     }
 }
 
@@ -154,6 +178,8 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
     /* Throttled time for the node's exporter (cudacap/abi_counters.h): only a
      * launch that waited pays for the add, and only on a shared line. */
     if (waited) {
+        count(&counts.token_waited, 1);
+        count(&counts.token_wait_ns, waited);
         cc_compute_region_t *region = cc_compute_region();
         if (region && v->idx >= 0 && v->idx < (int)CC_COMPUTE_DEVICES &&
             v->line == &region->dev[v->idx])
@@ -165,6 +191,7 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
      * 1.5 ms kernels timed at 5-60 ms on the simulator, the share driven to
      * 4x to compensate). */
     if (measure) {
+        count(&counts.timed, 1);
         t->m = cc_cost_begin(s, ptsz, probe);
         if (!t->m) {
             if (probe) __atomic_store_n(probe, 0, __ATOMIC_RELEASE); /* no timing: next probe */

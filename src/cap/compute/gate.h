@@ -44,4 +44,18 @@ static inline void cc_gate_end(struct cc_ticket *t, CUresult r)
     cc_gate_end_slow(t, r);
 }
 
+/* Where gated launches waited, counted on the slow paths only (a new
+ * shape, a timed launch, a wait), process-wide and relaxed: printed at exit
+ * with CUDACAP_COUNT_CALLS=1 (src/hook/stats.c) for real-GPU diagnosis. */
+struct cc_gate_counts {
+    uint64_t new_shape;     /* launches of a shape never timed */
+    uint64_t shape_waited;  /* ... of which waited for a pending timing */
+    uint64_t shape_dup;     /* ... of those, because the same shape was in flight untimed */
+    uint64_t shape_wait_ns; /* time those waits took */
+    uint64_t timed;         /* launches timed (new shapes and samples) */
+    uint64_t token_waited;  /* launches that waited for tokens */
+    uint64_t token_wait_ns;
+};
+void cc_gate_counts(struct cc_gate_counts *out);
+
 #endif
