@@ -2,7 +2,10 @@
  * the default port fails cleanly (no timing, "cannot tell" for captures),
  * and with a scripted port the cost model times a launch and the capture
  * bookkeeping asks the right variant. */
+#include <time.h>
+
 #include "cap/compute/capture.h"
+#include "common/clock.h"
 #include "cap/compute/compute.h"
 #include "check.h"
 #include "fake_port.h"
@@ -37,7 +40,7 @@ int main(void)
     CHECK(fake.mode == CU_STREAM_CAPTURE_MODE_GLOBAL, "mode not restored: %d", (int)fake.mode);
 
     /* A never-timed shape is timed once and then estimated from the timing. */
-    CHECK(cc_cost_estimate(&key, 64, &measure) == 0 && measure == 2, "untimed shape: measure %d", measure);
+    CHECK(cc_cost_estimate(&key, 64, &measure, 0) == 0 && measure == 2, "untimed shape: measure %d", measure);
     fake.elapsed_ms = 2.5f;
     void *m = cc_cost_begin(NULL, 0, NULL);
     CHECK(m != NULL, "no timing with the fake port");
@@ -50,9 +53,23 @@ int main(void)
     cc_cost_poll(0);
     CHECK(fake.exchanges == exchanges + 2, "the poll did not run relaxed (%d exchanges)",
           fake.exchanges - exchanges);
-    int64_t est = cc_cost_estimate(&key, 64, &measure);
+    int64_t est = cc_cost_estimate(&key, 64, &measure, 0);
     CHECK(est == 2500000, "estimate %lld ns, want 2500000", (long long)est);
     CHECK(cc_cost_fallback() == 2500000, "fallback %lld", (long long)cc_cost_fallback());
+
+    /* Sampling: a timed shape is timed again 25 ms after its last timing,
+     * or 250 ms while the bucket holds half its capacity (below_cap). 30 ms
+     * after the timing above: due at the full rate only (the below-cap
+     * check is left out if this thread was held up past 250 ms). */
+    uint64_t t_then = cc_mono_ns();
+    struct timespec nap = {0, 30 * 1000000L};
+    nanosleep(&nap, NULL);
+    cc_cost_estimate(&key, 64, &measure, 1);
+    int below = measure;
+    if (cc_mono_ns() - t_then < 200 * 1000000ull)
+        CHECK(below == CC_MEASURE_NO, "below the cap, a shape timed 30 ms ago was timed again");
+    cc_cost_estimate(&key, 64, &measure, 0);
+    CHECK(measure == CC_MEASURE_SAMPLE, "at the cap, a shape timed 30 ms ago was not timed again (%d)", measure);
 
     /* An idle stream (the start event done when the launch returned): the
      * host's gap comes off, at most half (cc_cost_kernel_ns). */
@@ -62,7 +79,7 @@ int main(void)
           (long long)cc_cost_kernel_ns(10000, 2000), (long long)cc_cost_kernel_ns(10000, 20000),
           (long long)cc_cost_kernel_ns(10000, 0));
     static int key2;
-    cc_cost_estimate(&key2, 64, &measure);
+    cc_cost_estimate(&key2, 64, &measure, 0);
     m = cc_cost_begin(NULL, 0, NULL);
     CHECK(fake.events_made == 32, "a second shape's timing made events (%d)", fake.events_made);
     exchanges = fake.exchanges;
@@ -70,7 +87,7 @@ int main(void)
     CHECK(fake.exchanges == exchanges + 2, "the start query did not run relaxed (%d exchanges)",
           fake.exchanges - exchanges);
     cc_cost_poll(0);
-    est = cc_cost_estimate(&key2, 64, &measure);
+    est = cc_cost_estimate(&key2, 64, &measure, 0);
     CHECK(est < 2500000 && est >= 1250000, "idle stream: estimate %lld ns", (long long)est);
 
     /* A launch's poll asks a bounded number of pending timings, the next
@@ -81,7 +98,7 @@ int main(void)
     static int keys[16];
     void *ms[16];
     for (int i = 0; i < 16; i++) {
-        cc_cost_estimate(&keys[i], 64, &measure);
+        cc_cost_estimate(&keys[i], 64, &measure, 0);
         ms[i] = cc_cost_begin(NULL, 0, NULL);
         CHECK(ms[i] != NULL, "timing %d not begun", i);
     }

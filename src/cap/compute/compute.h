@@ -150,7 +150,7 @@ enum cc_cost_measure {
     CC_MEASURE_SAMPLE = 1,  /* time this launch: the shape's sample is due */
     CC_MEASURE_UNTIMED = 2, /* never timed: charged 0 now, exactly when its timing completes */
 };
-int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure);
+int64_t cc_cost_estimate(void *key, uint64_t blocks, int *measure, int below_cap);
 /* What a launch that should have been timed but cannot be is charged: the
  * largest estimate known in this process, or 1 ms. */
 int64_t cc_cost_fallback(void);

@@ -1,6 +1,7 @@
 /* The launch gate: admission. A launch in a capped process: device lookup
  * (the state set up in compute_setup.c), one estimate lookup, one CAS on
- * the shared bucket; a wait only when the bucket is empty. */
+ * the shared bucket (whose level, two loads, picks how often a shape is
+ * timed); a wait only when the bucket is empty. */
 #include "cap/compute/gate.h"
 
 #include <time.h>
@@ -122,7 +123,7 @@ static int64_t CC_CONTROL_POINT(admit_untimed)(struct cc_compute_device *d, void
             goto out;
         }
         cc_cost_poll(0);
-        est = cc_cost_estimate(key, blocks, measure);
+        est = cc_cost_estimate(key, blocks, measure, 0);
         if (*measure != CC_MEASURE_UNTIMED) goto out;
         if (!dup && __atomic_load_n(&d->probe[0], __ATOMIC_ACQUIRE) == 0) continue; /* freed: claim it */
         cc_os_sleep_ns(nap);
@@ -168,7 +169,8 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
     cc_compute_register_here();
     cc_watcher_ensure();
     int measure = CC_MEASURE_NO, *probe = NULL;
-    int64_t cost = cc_cost_estimate(key, blocks, &measure);
+    /* The bucket's level picks the sampling interval (cost.c): two loads. */
+    int64_t cost = cc_cost_estimate(key, blocks, &measure, has_headroom(d));
     if (measure == CC_MEASURE_UNTIMED) cost = admit_untimed(d, key, blocks, &measure, &probe);
     /* The bucket this launch uses, loaded once (the rejoin may switch it
      * meanwhile: this launch stays on the one it loaded, refund included).
