@@ -98,12 +98,11 @@ static int CC_CONTROL_POINT(has_headroom)(const struct cc_compute_device *d)
     return __atomic_load_n(&v->line->tokens, __ATOMIC_RELAXED) >= __atomic_load_n(&d->capacity, __ATOMIC_RELAXED) / 2;
 }
 
-static int64_t CC_CONTROL_POINT(admit_untimed)(struct cc_compute_device *d, void *key, uint64_t blocks,
-                                               int *measure, int **probe)
+/* The wait of admit_untimed; *slept and *dup_seen say how it went. */
+static int64_t wait_untimed(struct cc_compute_device *d, void *key, uint64_t blocks, int *measure, int **probe,
+                            uint64_t t0, int *slept, int *dup_seen)
 {
-    uint64_t t0 = cc_mono_ns(), nap = 10000;
-    int slept = 0, dup_seen = 0;
-    count(&counts.new_shape, 1);
+    uint64_t nap = 10000;
     for (;;) {
         /* One launch of a shape in flight untimed at a time: the slots beside
          * the probe are for other new shapes. Without this a deep queue of
@@ -111,33 +110,38 @@ static int64_t CC_CONTROL_POINT(admit_untimed)(struct cc_compute_device *d, void
          * kernels) ran 16 launches uncharged: 70 % busy over its first
          * second at cap 30 (compute.deepq.warm; the H200: 42.7 % over 2 s). */
         int dup = shape_pending(d, key, blocks);
-        dup_seen |= dup;
-        int64_t est = 0;
-        if (!dup && (*probe = note_shape(d, claim_slot(d, 0, 1), key, blocks)) != NULL) goto out;
+        *dup_seen |= dup;
+        if (!dup && (*probe = note_shape(d, claim_slot(d, 0, 1), key, blocks)) != NULL) return 0;
         if (!dup && has_headroom(d) &&
             (*probe = note_shape(d, claim_slot(d, 1, CC_UNTIMED_SLOTS), key, blocks)) != NULL)
-            goto out;
+            return 0;
         if (cc_mono_ns() - t0 > CC_PROBE_WAIT_NS) {
             *measure = CC_MEASURE_SAMPLE;
-            est = cc_cost_fallback();
-            goto out;
+            return cc_cost_fallback();
         }
         cc_cost_poll(0);
-        est = cc_cost_estimate(key, blocks, measure, 0);
-        if (*measure != CC_MEASURE_UNTIMED) goto out;
+        int64_t est = cc_cost_estimate(key, blocks, measure, 0);
+        if (*measure != CC_MEASURE_UNTIMED) return est;
         if (!dup && __atomic_load_n(&d->probe[0], __ATOMIC_ACQUIRE) == 0) continue; /* freed: claim it */
         cc_os_sleep_ns(nap);
-        slept = 1;
+        *slept = 1;
         if (nap < 1000000) nap *= 2;
-        continue;
-    out:
-        if (slept) {
-            count(&counts.shape_waited, 1);
-            if (dup_seen) count(&counts.shape_dup, 1);
-            count(&counts.shape_wait_ns, cc_mono_ns() - t0);
-        }
-        return est;
     }
+}
+
+static int64_t CC_CONTROL_POINT(admit_untimed)(struct cc_compute_device *d, void *key, uint64_t blocks,
+                                               int *measure, int **probe)
+{
+    uint64_t t0 = cc_mono_ns();
+    int slept = 0, dup_seen = 0;
+    int64_t est = wait_untimed(d, key, blocks, measure, probe, t0, &slept, &dup_seen);
+    count(&counts.new_shape, 1);
+    if (slept) {
+        count(&counts.shape_waited, 1);
+        if (dup_seen) count(&counts.shape_dup, 1);
+        count(&counts.shape_wait_ns, cc_mono_ns() - t0);
+    }
+    return est;
 }
 
 /* Into a capture: nothing runs until the graph is replayed, and the replay
