@@ -56,6 +56,8 @@ struct cc_gate_counts {
     uint64_t token_waited;  /* launches that waited for tokens */
     uint64_t token_wait_ns;
 };
+/* Copied field by field as uint64_t (gate.c): every field must be one. */
+_Static_assert(sizeof(struct cc_gate_counts) == 7 * sizeof(uint64_t), "cc_gate_counts holds only uint64_t");
 void cc_gate_counts(struct cc_gate_counts *out);
 
 #endif
