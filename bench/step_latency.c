@@ -1,6 +1,6 @@
 /* What a latency-sensitive client feels under a compute cap (issue 23).
  *
- *   bench_step_latency [step] [tiny] [shapes]     (all three without one)
+ *   bench_step_latency [step] [tiny] [shapes] [gen]     (all without one)
  *
  * step:   a decode loop (tests/step_loop.h): one 0.8 ms step (a kernel, or
  *         the replay of a two-kernel graph) then a synchronize, alone in its
@@ -11,6 +11,14 @@
  *         one at cap 50: launch-to-completion p50 and p99, bare and capped.
  * shapes: below the cap: 16 shapes (grid sizes) x 62 launches, no sync, at
  *         cap 50: the time inside each launch call, p50 and p99.
+ * gen:    below the cap: a launch-bound generate shaped as GPT-2-small's
+ *         (measured 2026-12-03: ~285 launches a token, ~200 shapes, some
+ *         grids growing with the sequence, a sync a token, ~20 us of host
+ *         work between launches) with the host work a fixed busy wait, so
+ *         that the run-to-run spread of Python does not hide a 2 % cost:
+ *         ms per token, bare and capped at 50, in BENCH_ROUNDS (default 5)
+ *         rounds of two processes, which goes first alternating;
+ *         BENCH_GEN_CONTROL=1: both bare (the spread bare against bare).
  *
  * Runs on the simulator by default (build/sim on LD_LIBRARY_PATH, as
  * bench_compute_accuracy); on a real GPU the step kernels are empty (the
@@ -55,6 +63,12 @@ static int worker_step(int graph)
     BENCH_CU((CUresult)step_loop(fn, (unsigned)sms, 1, x, s, 1.0, meas_s, &st));
     printf("%f %f %f %f\n", st.p50_ms, st.p99_ms, st.max_ms, st.steps_per_s);
     return 0;
+}
+
+static int cmp_double_asc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 static void pct(uint64_t *t, size_t n, double *p50, double *p99)
@@ -104,6 +118,54 @@ static int worker_shapes(void)
     double p50, p99;
     pct(t, N, &p50, &p99);
     printf("%f %f\n", p50, p99);
+    return 0;
+}
+
+/* A generate of GEN_TOKENS tokens: each token GEN_LAUNCHES launches, of
+ * which GEN_GROW have a grid of the token's position (new shapes in the
+ * first generate, known after), the rest cycle over GEN_FIXED grids; after
+ * each launch GEN_HOST_US of host work (a busy wait, as Python's dispatch);
+ * a sync ends a token. Prints the median ms per token over GEN_RUNS timed
+ * generates (one before, untimed), then the mean and p99 us inside a
+ * launch call. */
+enum { GEN_TOKENS = 48, GEN_LAUNCHES = 285, GEN_GROW = 4, GEN_FIXED = 150, GEN_RUNS = 9,
+       GEN_HOST_US = 20 };
+
+static void gen_host_work(void)
+{
+    uint64_t end = step_now_ns() + GEN_HOST_US * 1000ull;
+    while (step_now_ns() < end) {}
+}
+
+static int worker_gen(void)
+{
+    CUfunction fn;
+    CUstream s;
+    int sms;
+    if (setup("spin_0us", &fn, &s, &sms)) return 1;
+    static uint64_t call[GEN_RUNS * GEN_TOKENS * GEN_LAUNCHES];
+    double per_token[GEN_RUNS];
+    size_t nc = 0;
+    for (int g = -1; g < GEN_RUNS; g++) {
+        uint64_t t0 = step_now_ns();
+        for (int t = 0; t < GEN_TOKENS; t++) {
+            for (int i = 0; i < GEN_LAUNCHES; i++) {
+                unsigned grid = i < GEN_GROW ? (unsigned)(1000 + 64 * i + t) : (unsigned)(i % GEN_FIXED) + 1;
+                uint64_t a = step_now_ns();
+                BENCH_CU(cuLaunchKernel(fn, grid, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+                if (g >= 0) call[nc++] = step_now_ns() - a;
+                gen_host_work();
+            }
+            BENCH_CU(cuStreamSynchronize(s));
+        }
+        if (g >= 0) per_token[g] = (double)(step_now_ns() - t0) / 1e6 / GEN_TOKENS;
+    }
+    qsort(per_token, GEN_RUNS, sizeof per_token[0], cmp_double_asc);
+    double sum = 0;
+    for (size_t i = 0; i < nc; i++) sum += (double)call[i];
+    double p50, p99;
+    pct(call, nc, &p50, &p99);
+    printf("%f %f %f\n", per_token[GEN_RUNS / 2], sum / (double)nc / 1e3, p99);
     return 0;
 }
 
@@ -170,6 +232,38 @@ static void bench_below(const char *what, const char *title)
            "(%.2fx)\n", title, b[0], b[1], c[0], c[0] / b[0], c[1], c[1] / b[1]);
 }
 
+/* The generate, bare and capped at 50, in rounds (order alternating). */
+static void bench_gen(void)
+{
+    int rounds = getenv("BENCH_ROUNDS") ? atoi(getenv("BENCH_ROUNDS")) : 5;
+    if (rounds < 1 || rounds > 50) rounds = 5;
+    /* BENCH_GEN_CONTROL=1: the "capped" process bare too, the spread of
+     * bare against bare that a capped round is told apart from. */
+    int cap = getenv("BENCH_GEN_CONTROL") && atoi(getenv("BENCH_GEN_CONTROL")) ? 0 : 50;
+    if (!cap) printf("\ncontrol: both processes of a round bare");
+    printf("\ngenerate, %d tokens x %d launches (%d of them growing shapes), %d us host work a "
+           "launch, a sync a token, cap 50\n", GEN_TOKENS, GEN_LAUNCHES, GEN_GROW, GEN_HOST_US);
+    printf("| round | bare ms/token | capped ms/token | bare/capped throughput | launch call mean us, "
+           "bare / capped | p99 us, bare / capped |\n| --- | --- | --- | --- | --- | --- |\n");
+    double r[50];
+    int n = 0;
+    for (int i = 0; i < rounds; i++) {
+        double b[4], c[4];
+        int bad = i % 2 ? (run("gen", cap, c) || run("gen", 0, b)) : (run("gen", 0, b) || run("gen", cap, c));
+        if (bad) {
+            printf("| %d | a run failed |\n", i + 1);
+            continue;
+        }
+        r[n++] = b[0] / c[0];
+        printf("| %d | %.3f | %.3f | %.4f | %.2f / %.2f | %.1f / %.1f |\n", i + 1, b[0], c[0], b[0] / c[0],
+               b[1], c[1], b[2], c[2]);
+    }
+    if (!n) return;
+    qsort(r, (size_t)n, sizeof r[0], cmp_double_asc);
+    printf("capped throughput / bare: lowest %.4f, median %.4f (bar: >= 0.98 in each run)\n", r[0],
+           r[n / 2]);
+}
+
 static int want(int argc, char **argv, const char *w)
 {
     if (argc < 2) return 1;
@@ -187,6 +281,7 @@ int main(int argc, char **argv)
             return worker_step(!strcmp(argv[2], "graph"));
         if (!strcmp(argv[2], "tiny")) return worker_tiny();
         if (!strcmp(argv[2], "shapes")) return worker_shapes();
+        if (!strcmp(argv[2], "gen")) return worker_gen();
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -199,5 +294,6 @@ int main(int argc, char **argv)
         bench_below("tiny", "empty kernels, each synchronised: launch to completion");
     if (want(argc, argv, "shapes"))
         bench_below("shapes", "16 shapes x 62 launches, no sync: time inside a launch call");
+    if (want(argc, argv, "gen")) bench_gen();
     return 0;
 }

@@ -2,22 +2,34 @@
 # README's two commands on a fresh Debian 12 machine: a minbase root made
 # with debootstrap holding only the packages README's "apt-get install"
 # line names, imported into podman, run under runc without a network on a
-# copy of HEAD (git archive): scripts/demo.sh, then scripts/test.sh. Checks
-# that README names everything the build and the suite need (optional
-# tools are skipped with a note there, as README says).
-# Not in CI yet: on 2 cores it takes about 5 minutes, which would put CI past
-# its 25 (docs/testing.md, "README's commands on a fresh machine").
-# Usage, as root from the repository root (podman, runc, debootstrap):
+# copy of HEAD (git archive; uncommitted changes are not in it):
+# scripts/demo.sh, then scripts/test.sh. Checks that README names everything
+# the build and the suite need (optional tools are skipped with a note
+# there, as README says).
+# ctest readme.fresh (label image, run by .ci/run; about 5 minutes on 2
+# cores). Skipped (77) without root, podman, runc, debootstrap or git, or
+# outside a git checkout; with CUDACAP_REQUIRE_TOOLS=1 a missing tool fails.
+# By hand, as root from the repository root:
 #   tests/readme_fresh.sh [WORK_DIR]     (WORK_DIR: /tmp/readme-fresh)
 #   MIRROR=http://deb.debian.org/debian DEBS=a .deb cache folder to reuse
 set -u
-W=${1:-/tmp/readme-fresh}; R=$(pwd)
+# cli_lib.sh for need_tool; by hand its scratch folder is /tmp/readme-fresh.
+: "${CLI_TEST_TMP:=/tmp/readme-fresh}" "${CUDACAP:=cudacap}"
+. "$(dirname "$0")/cli_lib.sh"
+cd "$(dirname "$0")/.." || exit 1
+[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
+need_tool podman podman && need_tool runc runc && need_tool debootstrap debootstrap && need_tool git git ||
+  { echo "skip: no podman/runc/debootstrap/git"; exit 77; }
+git rev-parse --verify -q HEAD > /dev/null || { echo "skip: not a git checkout"; exit 77; }
+W=${1:-$CLI_TEST_TMP}; R=$(pwd)
 pkgs=$(tr '\n' ' ' < README.md | sed -n 's/.*On Debian: `apt-get install \([^`]*\)`.*/\1/p' | tr -s ' ' ',' | sed 's/,$//')
 [ -n "$pkgs" ] || { echo "FAIL: no apt-get install line in README.md"; exit 1; }
 echo "== README's packages: $pkgs"
-rm -rf "$W" && mkdir -p "$W/src" "${DEBS:=$W/debs}"
+rm -rf "$W/root" "$W/src" && mkdir -p "$W/src" "${DEBS:=$W/debs}"
+t=$SECONDS
 debootstrap --variant=minbase --cache-dir="$DEBS" --include="$pkgs" bookworm "$W/root" \
   "${MIRROR:-http://deb.debian.org/debian}" > "$W/debootstrap.log" 2>&1 || { tail -5 "$W/debootstrap.log"; exit 1; }
+echo "== debootstrap: $((SECONDS - t)) s"
 tar -C "$W/root" -cf "$W/root.tar" . && rm -rf "$W/root"
 git -C "$R" archive HEAD | tar -x -C "$W/src"
 P=(podman --root "$W/storage" --runroot "/tmp/cc-pod-fresh-$$" --storage-driver overlay --runtime runc
@@ -33,5 +45,7 @@ P=(podman --root "$W/storage" --runroot "/tmp/cc-pod-fresh-$$" --storage-driver 
     [ $d = 0 ] && [ $t = 0 ]'
 rc=$?
 "${P[@]}" rmi -f localhost/readme-fresh > /dev/null 2>&1
+# Kept for a look when it failed; gone when it passed (about 1 GB).
+[ $rc = 0 ] && rm -rf "$W/storage" "$W/root.tar" "$W/src"
 echo "== readme_fresh: rc $rc"
 exit $rc
