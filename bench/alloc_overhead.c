@@ -7,7 +7,7 @@
  *   bench_alloc_overhead --refusal
  * (under the preload, with CUDACAP_MEM_LIMIT set: 1g when unset) fills the
  * cap with 64 MiB allocations, then times refused 64 MiB allocations: the
- * cost of saying CUDA_ERROR_OUT_OF_MEMORY at the cap (issue 10, item 16). */
+ * cost of saying CUDA_ERROR_OUT_OF_MEMORY at the cap. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-/* Compute cap accuracy on the simulator (issue 4, part 3). Prints figures;
+/* Compute cap accuracy on the simulator. Prints figures;
  * asserts nothing.
  *
  *   LD_LIBRARY_PATH=build/sim build/bench/bench_compute_accuracy [scenario...]

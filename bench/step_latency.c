@@ -1,4 +1,4 @@
-/* What a latency-sensitive client feels under a compute cap (issue 23).
+/* What a latency-sensitive client feels under a compute cap.
  *
  *   bench_step_latency [step] [tiny] [shapes] [gen]     (all without one)
  *

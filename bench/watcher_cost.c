@@ -1,4 +1,4 @@
-/* What the compute cap costs off the launch path (issue 10, item 16): the
+/* What the compute cap costs off the launch path: the
  * watcher thread's CPU, and what each NVML call it could make costs.
  *   bench_watcher_cost nvml [N]
  *       not preloaded: N calls (default 200) of each NVML query the watcher

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 10's "20 runs in a row under a concurrent load": clean clones of this
+# "20 runs in a row under a concurrent load": clean clones of this
 # checkout's HEAD, run .ci/run two at a time (each the other's load), one
 # line per run appended to LOG (default /tmp/ci_repeat.log):
 #   DATE COMMIT RUN rc=N SECONDS

@@ -1,4 +1,4 @@
-# The cudacap command (issue 5). Suites are shell scripts driving the real
+# The cudacap command. Suites are shell scripts driving the real
 # binary on the simulator with the demo worker as the capped program.
 cc_sim_client(cudacap_demo_worker ${CMAKE_SOURCE_DIR}/src/cli/demo_worker.c)
 
@@ -74,7 +74,7 @@ cc_cli_test(cli.status.elastic cli_status_elastic.sh)
 cc_cli_test(cli.status.nodata cli_status_nodata.sh)
 cc_cli_test(cli.metrics cli_metrics.sh)
 
-# Issue 10, node side: each test and its negative control, the same script
+# node side: each test and its negative control, the same script
 # run against a build without the mechanism (WILL_FAIL).
 function(cc_cli_control name script binary)
   cc_cli_test(${name} ${script})
@@ -105,7 +105,7 @@ cc_cli_test(cli.top cli_top.sh)
 cc_cli_test(cli.cdi cli_cdi.sh)
 cc_cli_test(cli.doctor cli_doctor.sh)
 add_dependencies(cudacap_demo_worker cudacap_cli cudacap_httpprobe)
-# Issue 12: the installed tree (cmake --install into a scratch prefix).
+# the installed tree (cmake --install into a scratch prefix).
 cc_cli_test(install.tree install_tree.sh)
 set_property(TEST install.tree APPEND PROPERTY ENVIRONMENT "BUILD=${CMAKE_BINARY_DIR}")
 # A real runtime through the CDI spec (root, podman and runc; else skipped).
@@ -117,6 +117,9 @@ cc_cli_test(cli.cdi.podman.control cli_cdi_podman.sh rw-limits)
 set_tests_properties(cli.cdi.podman.control PROPERTIES TIMEOUT 120 WILL_FAIL TRUE)
 cc_cli_test(cli.metrics.counters cli_metrics_counters.sh)
 cc_cli_test(cli.metrics.node cli_metrics_node.sh)
+# A real Prometheus server scrapes the exporter beside a non-UTF-8 folder
+# (and, as its control, a target with a raw 0xff: down).
+cc_cli_test(cli.metrics.scrape cli_metrics_scrape.sh)
 cc_cli_test(cli.node cli_node.sh)
 cc_cli_test(cli.allusers cli_allusers.sh)
 # glibc 2.17+ images: the library needs no GLIBC_ version above 2.17

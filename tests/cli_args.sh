@@ -8,7 +8,7 @@ expect 0 "version" $C version; has "cudacap " "version printed"
 expect 2 "unknown command" $C frobnicate; has 'unknown command "frobnicate"' "names the command"
 # Completion offers every option each --help names (packaging/bash-completion).
 COMP=$(dirname "$0")/../packaging/bash-completion/cudacap
-for sub in run prepare status top metrics cdi doctor; do
+for sub in run prepare set status top metrics cdi doctor; do
   offered=$(sed -n "s/^ *$sub) opts=\"\(.*\)\" ;;\$/\1/p" "$COMP")
   missing=
   # Options are named in the usage line and the option list (lines that

@@ -1,4 +1,4 @@
-# The exporter's counters and labels (issue 12): refusals at the memory cap
+# The exporter's counters and labels: refusals at the memory cap
 # and throttled time under the SM cap counted by the library and exported as
 # counters; the gpu label is the NVML index (PCI order), not the minor
 # number; a container without a live process is idle; promtool (Debian's

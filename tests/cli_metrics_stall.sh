@@ -1,4 +1,4 @@
-# The exporter under hostile clients (issue 10, item 11): a request trickled
+# The exporter under hostile clients: a request trickled
 # a byte a second is dropped at its 2 s deadline (counted from accept, not
 # per read), and while 200 idle connections and 20 slow ones press on it
 # (more than its table of 64 holds), every scrape is answered within 1 s. The negative control runs this against a build that, with its

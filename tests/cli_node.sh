@@ -1,4 +1,4 @@
-# Node-side polish (issue 12): cudacap run's process group (SIGTERM reaches
+# Node-side polish: cudacap run's process group (SIGTERM reaches
 # a shell's background workers), the memory region made at context
 # creation (the cap shows before the first allocation), a state folder
 # made with its parents by the library, and top's keys and width on a
@@ -56,7 +56,8 @@ expect 0 "CUDA_OVERSUBSCRIBE=false" env CUDACAP_LOG_LEVEL=1 CUDA_OVERSUBSCRIBE=f
 hasnt "is ignored" "no warning for false"
 
 # 4. top on a terminal: q quits, s sorts, lines fit the width.
-if command -v script >/dev/null && script -qec true /dev/null >/dev/null 2>&1; then
+# script(1) (util-linux; bsdutils before Debian 13) for a pseudo-terminal.
+if need_tool script bsdutils && script -qec true /dev/null >/dev/null 2>&1; then
   strip() { sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' "$1" | tr -d '\r'; }
   # Keys sent once top has drawn what the previous one should show (at most
   # 5 s each), not after fixed sleeps: a loaded machine started top late and

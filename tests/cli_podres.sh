@@ -1,4 +1,4 @@
-# cudacap metrics and the kubelet's pod-resources socket (issue 12): a fake
+# cudacap metrics and the kubelet's pod-resources socket: a fake
 # kubelet (tests/podres_server.py, real gRPC through grpcio) names the pods
 # of CDI containers; unmatched, GPU-UUID-only, ambiguous and HAMi containers
 # get no pod-resources labels; every failure of the socket (silent, garbage,

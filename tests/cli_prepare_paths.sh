@@ -1,4 +1,4 @@
-# cudacap prepare on hostile paths (issue 10, item 9), only ever inside a
+# cudacap prepare on hostile paths, only ever inside a
 # temporary tree (and a chroot of one for / itself): a symbolic link at any
 # component is refused, "link/.", "a/../link", relative forms too; / in any
 # spelling and system folders are refused before anything is opened, with

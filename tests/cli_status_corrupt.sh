@@ -1,4 +1,4 @@
-# A region with a valid header over garbage (issue 10, item 12) is shown as
+# A region with a valid header over garbage is shown as
 # "corrupt", naming the file and the first bad field, in the table, in JSON
 # and in metrics; never as devices, processes or limits. Live regions, with
 # processes coming and going while they are read, are never called corrupt.

@@ -1,4 +1,4 @@
-# Elastic limits (issue 13) on the node side: cudacap run --sm-soft, what
+# Elastic limits on the node side: cudacap run --sm-soft, what
 # status, --json and metrics show of a container borrowing idle time, and
 # the usage errors of a soft limit below the hard one or without one.
 . "$(dirname "$0")/cli_lib.sh"

@@ -23,7 +23,7 @@ awk -v u="$u" 'BEGIN { exit !(u >= 0 && u <= 100) }' && ok "utilization $u in 0.
 owner=$(jfield s gpu sampling_owner_pid)
 grep -q cudacap_demo_worker /proc/$owner/cmdline 2>/dev/null && ok "owner $owner is a worker" || fail "owner '$owner'"
 case "$out" in *"{\"pid\":$owner,"*) ok "owner is one of the container's processes" ;; *) fail "owner not listed" ;; esac
-# Per-process utilization (issue 5), published by the sampler in the
+# Per-process utilization, published by the sampler in the
 # compute region: each worker has a figure; together they are the device's.
 # (Retried: under load the second worker's host pid, hence its figure, can
 # come a few sampling periods after the owner's.)

@@ -1,4 +1,4 @@
-# A region truncated while status reads it (issue 10, item 2) gives a short
+# A region truncated while status reads it gives a short
 # read shown as "truncated", never SIGBUS. $CUDACAP is a build that pauses
 # inside each region read until the file changes size (CLI_TEST_PEEK_PAUSE),
 # so the truncation lands at a known point: after the open, before the data

@@ -1,5 +1,5 @@
 # A FIFO, a folder, a hard link or a symbolic link in place of each state
-# file (issue 10, item 1): status, top, metrics (also --listen) and prepare
+# file: status, top, metrics (also --listen) and prepare
 # neither hang nor crash, show the file as "unusable" naming it and why, and
 # touch nothing a link points to. Every command runs under a timeout. The
 # negative control runs this against a build opening the files blocking

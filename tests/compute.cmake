@@ -1,4 +1,4 @@
-# Compute cap suites (issue 4). Multi-process protocol tests link
+# Compute cap suites. Multi-process protocol tests link
 # cudacap_core (no CUDA); each negative control is the same test built with a
 # -D switch that removes the mechanism, run with WILL_FAIL so a control that
 # stops failing turns the suite red.
@@ -168,8 +168,8 @@ cc_preload_control(compute.hostpid.join.control_lock compute_hostpid cudacap_no_
                    CC_TEST_NO_ID_LOCK
                    "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PID_OFFSET=1000000" "CUDACAP_SIM_CTX_CREATE_MS=50")
 
-# The watcher's cheap query while the container is alone on the device
-# (issue 10, item 16). Control: the library that never takes it.
+# The watcher's cheap query while the container is alone on the device.
+# Control: the library that never takes it.
 cc_sim_client(compute_cheap compute_cheap.c)
 cc_add_preloaded_test(compute.watcher.cheap compute_cheap)
 set_tests_properties(compute.watcher.cheap PROPERTIES LABELS "compute;concurrency")
@@ -211,7 +211,7 @@ set_property(TEST compute.twocont APPEND PROPERTY ENVIRONMENT
 # Four saturating processes on 2 cores next to CPU-bound tests change who
 # gets the device: a timing lane of its own (tests/schedule.cmake).
 
-# Step latency (issue 23): a decode loop alone in its container, each step
+# Step latency: a decode loop alone in its container, each step
 # paced to what the cap allows. Control: every waiter paid in lumps
 # (CC_TEST_LUMP_ALWAYS), the stall of 5 ms / cap the pacing removed.
 cc_sim_client(compute_step compute_step.c)
@@ -243,7 +243,7 @@ cc_preload_control_mode(compute.step.burst.control compute_step burst cudacap_no
 cc_preload_control_mode(compute.step.shapes.control compute_step shapes cudacap_no_headroom
                         CC_TEST_NO_HEADROOM "CUDACAP_SM_LIMIT=30")
 
-# Stream capture and deep queues of never-timed shapes (issue 9).
+# Stream capture and deep queues of never-timed shapes.
 cc_sim_client(compute_deepq compute_deepq.c)
 foreach(m long short new warm)
   cc_add_preloaded_test(compute.deepq.${m} compute_deepq ${m})
@@ -277,14 +277,14 @@ cc_preload_control_mode(compute.capture.invalidation.control compute_capture inv
                         cudacap_no_relaxed CC_TEST_NO_RELAXED "CUDACAP_SM_LIMIT=30")
 cc_preload_control_mode(compute.capture.time.control compute_capture time
                         cudacap_charge_capture CC_TEST_CHARGE_CAPTURE "CUDACAP_SM_LIMIT=30")
-# No NVML query while the container is idle (issue 10, item 16).
+# No NVML query while the container is idle.
 cc_sim_client(compute_idle compute_idle.c)
 cc_add_preloaded_test(compute.idle compute_idle)
 set_tests_properties(compute.idle PROPERTIES LABELS compute)
 set_property(TEST compute.idle APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30")
 cc_preload_control(compute.idle.control compute_idle cudacap_sample_idle CC_TEST_SAMPLE_IDLE
                    "CUDACAP_SM_LIMIT=30")
-# Forged counters and stamps in a live region (issue 10, item 4). Control:
+# Forged counters and stamps in a live region. Control:
 # the clamps removed (CC_TEST_NO_CLAMP in bucket.c and election.c).
 cc_compute_test(compute_forged compute_forged.c)
 add_test(NAME compute.forged COMMAND compute_forged ${CMAKE_BINARY_DIR}/state/compute.forged)
@@ -304,7 +304,7 @@ add_test(NAME compute.skew.control COMMAND compute_skew_stampnow ${CMAKE_BINARY_
 set_tests_properties(compute.skew.control PROPERTIES WILL_FAIL TRUE)
 set_tests_properties(compute.skew compute.skew.control PROPERTIES TIMEOUT 60
                      LABELS "compute;concurrency")
-# Elastic caps (issue 13): soft limits borrowing idle time, given back when
+# Elastic caps: soft limits borrowing idle time, given back when
 # others' work arrives. Several processes saturating the simulated device in
 # 2-3 containers: timing lanes (tests/schedule.cmake), never beside a
 # CPU-bound test. The 20 s bursts run is the normal build's;
@@ -402,7 +402,7 @@ foreach(c noyield:control:CC_TEST_NO_YIELD nosat:sat_control:CC_TEST_NO_SAT_ARRI
   set_tests_properties(compute.elastic.unit.${name} PROPERTIES WILL_FAIL TRUE LABELS "compute;elastic"
                        TIMEOUT 60)
 endforeach()
-# The compute rejoin (issue 10): compute.region a FIFO or a directory while
+# The compute rejoin: compute.region a FIFO or a directory while
 # 3 processes capped at 30 % start, removed after 1 s; within seconds all
 # three are on one shared line (the region's process table), the container
 # at <= 35 %. Control: the library that never retries

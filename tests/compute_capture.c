@@ -1,4 +1,4 @@
-/* Stream capture under CUDACAP_SM_LIMIT=30 (issue 9). The simulator enforces
+/* Stream capture under CUDACAP_SM_LIMIT=30. The simulator enforces
  * the driver's capture rules (sim/tests/test_capture.c, checked against the
  * H200), so a potentially unsafe call of ours during a capture invalidates it
  * here as it did under PyTorch on the real GPU.

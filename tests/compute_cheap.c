@@ -1,4 +1,4 @@
-/* The watcher's cheap query (issue 10, item 16): while NVML lists only the
+/* The watcher's cheap query: while NVML lists only the
  * container's own processes on the device, the compute cap runs on the
  * device-wide value (nvmlDeviceGetUtilizationRates, 14 us of CPU on the H200)
  * instead of the per-process samples (2.3 ms), which it still takes once every

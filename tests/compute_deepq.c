@@ -1,5 +1,5 @@
-/* Deep launch queues of never-timed kernel shapes under CUDACAP_SM_LIMIT=30
- * (issue 9). A shape costs nothing until its first timing completes, so a
+/* Deep launch queues of never-timed kernel shapes under CUDACAP_SM_LIMIT=30.
+ * A shape costs nothing until its first timing completes, so a
  * queue launched before that, with no sync, used to run uncapped: 50
  * back-to-back 40 ms kernels kept the device 100 % busy at a 30 % cap, and a
  * first training step queues exactly like that. Now only one launch of a

@@ -1,4 +1,4 @@
-/* Elastic caps (issue 13) on the simulator: containers of saturating
+/* Elastic caps on the simulator: containers of saturating
  * processes (one-wave 1.5 ms kernels, 4 per sync), each container its own
  * state folder, as on a node. Every worker records the device time of the
  * batches it completed in 10 ms bins; a container's share of a window is

@@ -1,4 +1,4 @@
-/* Forged counters and stamps in a live compute region (issue 10, item 4):
+/* Forged counters and stamps in a live compute region:
  * three launching processes (cc_bucket_take, as the gate does, with the
  * shared drip) and one refiller (the watcher's refill: election CAS, the
  * controller on the line's state, the drip) run on a real compute.region;

@@ -1,4 +1,4 @@
-/* An idle container costs the watcher no NVML query (issue 10, item 16: the
+/* An idle container costs the watcher no NVML query (the
  * per-process query takes 2.5 ms of CPU on the H200, and the watcher spent
  * 1.5 % of a core, idle or busy). Under CUDACAP_SM_LIMIT=30: 1 s of
  * back-to-back 1.5 ms kernels, then 2.5 s of nothing. The region's NVML call

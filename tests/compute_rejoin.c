@@ -1,4 +1,4 @@
-/* The compute rejoin (issue 10): 3 processes capped at 30 % start while the
+/* The compute rejoin: 3 processes capped at 30 % start while the
  * container's compute.region is unusable (MODE fifo: a FIFO in its place;
  * dir: a directory), so each caps itself on a bucket of its own and the
  * three together take ~90 % of the device. The test removes the obstacle

@@ -1,4 +1,4 @@
-/* Step latency under a compute cap (issue 23): a decode loop, one 0.8 ms
+/* Step latency under a compute cap: a decode loop, one 0.8 ms
  * step (one launch: plain; the replay of a two-kernel graph: graph; four
  * 0.2 ms launches: eager) then a synchronize, alone in its container at
  * CUDACAP_SM_LIMIT (30 here). Paced

@@ -8,7 +8,7 @@
  * two errors add up to 1.5-7.2 pp in runs of the library alone on the
  * machine; beside another suite on 2 cores one container ran 10.0-10.5 pp
  * over its cap over 8 s in 3 of about 20 runs, before and after the port
- * of issue 11 alike, which failed CI at a 10 pp bar: the run is now 12 s,
+ * layer alike, which failed CI at a 10 pp bar: the run is now 12 s,
  * and the bar 12 pp, still far from the first controller's 24 pp). On the H200 the
  * first controller ran the two at 47 % and 52 %.
  * No WILL_FAIL control here: on this simulator the first controller misses

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The configuration through the real library, preloaded into the demo worker
-# on the simulator (issue 10, items 13 and 14): exact sizes, every ignored
+# on the simulator: exact sizes, every ignored
 # name reported, a real switch for CUDACAP_COUNT_CALLS, an unusable state
 # path giving per-process caps (never the shared default folder), control
 # bytes escaped. From CTest: $PRELOAD, $WORKER, $CONFIG_TEST_TMP, simulator env.

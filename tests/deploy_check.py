@@ -23,7 +23,7 @@ FIELDS = {
     "ds.spec": {"selector", "template", "updateStrategy", "minReadySeconds", "revisionHistoryLimit"},
     "pod.spec": {"hostPID", "hostNetwork", "nodeSelector", "tolerations", "initContainers", "containers",
                  "volumes", "serviceAccountName", "priorityClassName", "securityContext", "affinity",
-                 "terminationGracePeriodSeconds"},
+                 "terminationGracePeriodSeconds", "runtimeClassName"},
     "container": {"name", "image", "command", "args", "env", "ports", "volumeMounts", "resources",
                   "securityContext", "readinessProbe", "livenessProbe", "imagePullPolicy", "workingDir"},
     "toleration": {"key", "operator", "value", "effect", "tolerationSeconds"},

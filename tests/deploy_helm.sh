@@ -84,7 +84,8 @@ nodeSelectorTerms:
 nodeSelector: {node-pool: gpu-a}
 tolerations: null
 kubeletDir: /var/lib/k0s/kubelet
-exporter: {port: 9478}
+exporter: {port: 9478, nvidiaVisibleDevices: ""}
+runtimeClassName: nvidia
 EOF
 expect 0 "render with an override" $R --name cap --namespace kube-system -f $T/override.yaml $CHART
 printf '%s\n' "$out" > $T/override-out.yaml
@@ -106,6 +107,7 @@ print("args", " ".join(ex["args"]))
 print("port", ex["ports"][0]["containerPort"], ex["livenessProbe"]["httpGet"]["port"],
       ds["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"])
 print("podres", [v["hostPath"]["path"] for v in ps["volumes"] if v["name"] == "pod-resources"])
+print("runtimeClassName", ps.get("runtimeClassName"), "exporter env", [e["name"] for e in ex["env"]])
 PYEOF
 )
 has "namespace gpu-system privileged" "the namespace made, labelled privileged"
@@ -118,6 +120,13 @@ has "volumes ['host-lib', 'nvidia-proc', 'pod-logs', 'pod-resources', 'state']" 
 has "--listen :9478 --pod-resources /var/lib/k0s/kubelet/pod-resources/kubelet.sock" "exporter's port and socket"
 has "port 9478 9478 9478" "port, probe and annotation agree"
 has "podres ['/var/lib/k0s/kubelet/pod-resources']" "kubelet folder mounted"
+has "runtimeClassName nvidia exporter env ['NODE_NAME', 'CUDACAP_NVIDIA_PROC']" \
+  "a RuntimeClass set; NVML not asked for: no NVIDIA_* in the exporter's env"
+# The defaults ask the NVIDIA runtime for NVML (utility) on every device.
+grep -A1 'name: NVIDIA_VISIBLE_DEVICES' $T/rendered.yaml | grep -q 'value: "all"' &&
+  grep -A1 'name: NVIDIA_DRIVER_CAPABILITIES' $T/rendered.yaml | grep -q 'value: utility' &&
+  ok "the default exporter asks for NVML" || fail "the default exporter does not ask for NVML"
+grep -q runtimeClassName $T/rendered.yaml && fail "a RuntimeClass by default" || ok "no RuntimeClass by default"
 # namespace.name "": the release's namespace; create false: no Namespace.
 printf 'namespace: {name: "", create: false}\n' > $T/override2.yaml
 expect 0 "render into the release's namespace" $R --name cap --namespace gpu-ops --strict -f $T/override2.yaml $CHART

@@ -3,15 +3,23 @@
 # debootstrap (--variant=minbase; the build stage's with gcc, cmake, make,
 # binutils and libc6-dev included), imported with `podman import`, then
 # `podman build --network none` with BUILD_IMAGE and RUN_IMAGE naming them.
-# The image then runs as the DaemonSet runs it (deploy/daemonset.yaml):
-#  - the exporter, host network and host pids, read-only root, the state
-#    folder mounted read-only: /metrics names a capped worker running on
-#    the host in that folder, /health answers, both fetched from the host;
-#  - node-install.sh --once with the host folders bind-mounted under
-#    /host: the library lands on the host (cudacap's folder and, on this
-#    fake HAMi node, HAMi's names, HAMi's own file kept as *.hami); that copy
-#    passes scripts/check-glibc.sh at 2.17 and, preloaded on the host into
-#    the demo worker on the simulator, caps it.
+# The image then runs as the DaemonSet runs it: each of its three
+# containers with the options tests/pod_args.py reads from
+# deploy/daemonset.yaml (mounts of every hostPath under a fake node root,
+# the env with the ConfigMap's values and spec.nodeName, the security
+# context, the command; the host network for the pod's):
+#  - the initContainer (node-install.sh --once): the library lands on the
+#    host (cudacap's folder and, on this fake HAMi node, HAMi's names, HAMi's
+#    own file kept as *.hami); that copy passes scripts/check-glibc.sh at 2.17
+#    and, preloaded on the host into the demo worker on the simulator, caps it;
+#  - the sidecar (--watch): after HAMi's file is put back, its first pass
+#    installs cudacap's again; it keeps running and stops on SIGTERM with 0;
+#  - the exporter (host pids, read-only root, the state folder, HAMi's, the
+#    driver's GPU list outside /proc, the pods' logs and the kubelet's
+#    folder mounted read-only): /metrics names a capped worker running on
+#    the host in that folder with gpu 1 from the mounted GPU list, /health
+#    answers, both on its port 9477 from the host. Its control: the manifest
+#    with that GPU list mounted inside /proc, which runc must refuse.
 # CUDA headers: where CMakeLists.txt has CUDACAP_CUDA_HEADERS (the project's
 # own declarations) the build stage gets no NVIDIA file; before that, the
 # toolkit's /usr/local/cuda/include is bind-mounted into the build
@@ -122,46 +130,96 @@ if [ "$CONTROL" != 1 ]; then
     fail "no check-glibc line in the build log"
 fi
 
-# The exporter, as the DaemonSet's exporter container: host pids, read-only
-# root, the state folder read-only. The host network stands for the pod's
-# port: the test reaches it on 127.0.0.1.
-start_holder "$T/state/job1"
-port=$((20000 + RANDOM % 20000))
-expect 0 "exporter container started" "${POD[@]}" run -d --name $name --network host --pid host --read-only "${LIM[@]}" \
-  -e NODE_NAME=testnode -v "$T/state:/var/lib/cudacap/containers:ro" $img \
-  metrics --root /var/lib/cudacap/containers --listen ":$port"
-for i in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
-out=$(curl -s -i "http://127.0.0.1:$port/health" 2>&1)
-has "200 OK" "/health answers from the container"
-out=$(curl -s -i "http://127.0.0.1:$port/metrics" 2>&1)
-has "200 OK" "/metrics answers"
-has 'cudacap_build_info{Hostname="testnode"' "the exposition, with the node's name"
-has 'cudacap_fb_used_bytes{cudacap_container="job1"' "the host's capped worker, read through the mounted state folder"
-[ "$(awk '/^cudacap_fb_used_bytes\{cudacap_container="job1"/ {print $2; exit}' <<<"$out")" -gt 0 ] 2>/dev/null &&
-  ok "its bytes in use are counted" || fail "job1's fb_used_bytes: $(grep job1 <<<"$out" | head -3)"
-"${POD[@]}" rm -f -t 0 $name >/dev/null 2>&1
-cleanup_bg
-
-# The installer, as the initContainer: the host's folders under /host.
+# The DaemonSet's three containers, each run with the options
+# tests/pod_args.py reads from deploy/daemonset.yaml (its mounts, env,
+# security context, command), HOST standing for the node's /: the installer
+# (the initContainer), the sidecar, the exporter. What podman does not run
+# of a pod (resources, probes, the pod network: the host network here) is
+# named by pod_args and done by the test where it checks something.
 H=$T/host
-mkdir -p "$H/lib" "$H/vgpu"
-printf 'hami-core' >"$H/vgpu/libvgpu.so"
-expect 0 "node-install.sh --once in the image" "${POD[@]}" run --rm --network none "${LIM[@]}" \
-  -e HOST_ROOT=/host -e HAMI_DIR=/usr/local/vgpu -e HAMI_VERSION=v2.5.0 \
-  -v "$H/lib:/host/usr/local/lib/cudacap" -v "$H/vgpu:/host/usr/local/vgpu" \
-  --entrypoint /usr/share/cudacap/node-install.sh $img --once
+mkdir -p "$H/usr/local/vgpu" "$H/var/log/pods" "$H/var/lib/kubelet/pod-resources"
+printf 'hami-core' >"$H/usr/local/vgpu/libvgpu.so"
+# The host's GPU list, as the driver's /proc/driver/nvidia/gpus: the
+# simulator's device second in bus order, so the exporter's gpu label (the
+# NVML index) is 1 only if the mount and CUDACAP_NVIDIA_PROC reached it.
+U0=GPU-5ac1ca00-0000-4000-8000-000000000000 # the simulator's device 0 (sim/cuda_device.c)
+mkdir -p "$H/proc/driver/nvidia/gpus/0000:1a:00.0" "$H/proc/driver/nvidia/gpus/0000:3b:00.0"
+printf 'Device Minor:\t 5\nGPU UUID:\t GPU-other\n' >"$H/proc/driver/nvidia/gpus/0000:1a:00.0/information"
+printf 'Device Minor:\t 0\nGPU UUID:\t %s\n' "$U0" >"$H/proc/driver/nvidia/gpus/0000:3b:00.0/information"
+need_py yaml python3-yaml || { echo "skip: no python3 with yaml (python3-yaml)"; finish; }
+# pod_run CONTAINER [podman run options...]: the container as the manifest has it.
+pod_run() {
+  local c=$1 a=() x; shift
+  mapfile -d '' a < <($PY "$SRCDIR/tests/pod_args.py" "${MANIFEST:-$SRCDIR/deploy/daemonset.yaml}" "$c" "$H" testnode \
+                         HAMI_VERSION=v2.5.0 2>>"$T/pod_args.err") || { fail "pod_args $c: $(cat "$T/pod_args.err")"; return 1; }
+  [ ${#a[@]} -gt 0 ] || { fail "pod_args $c: nothing: $(cat "$T/pod_args.err")"; return 1; }
+  local i; for i in "${!a[@]}"; do [ "${a[$i]}" = @IMAGE@ ] && a[$i]=$img; done
+  "${POD[@]}" run "$@" "${LIM[@]}" "${a[@]}"
+}
+: >"$T/pod_args.err"
+expect 0 "the initContainer (install) from the manifest" pod_run install --rm
 has "wrote /host/usr/local/lib/cudacap/libcudacap.so" "says what it wrote"
-lib=$H/lib/libcudacap.so
-[ -f "$lib" ] && ok "the library is on the host: $(readlink "$lib") -> $(readlink "$H/lib/$(readlink "$lib")")" ||
-  fail "no $lib: $(ls -l "$H/lib")"
+lib=$H/usr/local/lib/cudacap/libcudacap.so
+[ -f "$lib" ] && ok "the library is on the host: $(readlink "$lib") -> $(readlink "$(dirname "$lib")/$(readlink "$lib")")" ||
+  fail "no $lib: $(ls -l "$(dirname "$lib")")"
 expect 0 "the host's copy passes check-glibc.sh 2.17" "$SRCDIR/scripts/check-glibc.sh" "$lib" 2.17
 for n in libvgpu.so libvgpu.so.v2.5.0; do
-  cmp -s "$lib" "$H/vgpu/$n" && ok "HAMi's name $n holds it" || fail "$n is not cudacap's"
+  cmp -s "$lib" "$H/usr/local/vgpu/$n" && ok "HAMi's name $n holds it" || fail "$n is not cudacap's"
 done
-[ "$(cat "$H/vgpu/libvgpu.so.hami" 2>/dev/null)" = hami-core ] && ok "HAMi's own file kept as libvgpu.so.hami" ||
-  fail "no libvgpu.so.hami"
+[ "$(cat "$H/usr/local/vgpu/libvgpu.so.hami" 2>/dev/null)" = hami-core ] &&
+  ok "HAMi's own file kept as libvgpu.so.hami" || fail "no libvgpu.so.hami"
 expect 0 "the image's library preloaded on the host" env LD_PRELOAD="$lib" CUDACAP_MEM_LIMIT=512m \
   CUDACAP_STATE_DIR="$T/s" "$WORKER" alloc --chunk 64 --seconds 0
 has "cuMemGetInfo total 0.50 GiB" "it caps the worker at 512m"
+
+# The sidecar, after HAMi's vgpu-init.sh put its own file back: its first
+# pass (at start, then every 30 s) installs cudacap's again; it keeps
+# running and stops on SIGTERM with 0.
+printf 'hami-core-2' >"$H/usr/local/vgpu/libvgpu.so"
+expect 0 "the sidecar (reinstall) from the manifest, detached" pod_run reinstall -d --name $name-sidecar
+for i in $(seq 100); do cmp -s "$lib" "$H/usr/local/vgpu/libvgpu.so" && break; sleep 0.1; done
+cmp -s "$lib" "$H/usr/local/vgpu/libvgpu.so" && ok "the sidecar put cudacap's library back over HAMi's" ||
+  fail "libvgpu.so still HAMi's: $("${POD[@]}" logs $name-sidecar 2>&1 | tail -3)"
+[ "$("${POD[@]}" inspect -f '{{.State.Running}}' $name-sidecar 2>&1)" = true ] && ok "the sidecar keeps watching" ||
+  fail "the sidecar stopped: $("${POD[@]}" logs $name-sidecar 2>&1 | tail -3)"
+"${POD[@]}" stop -t 5 $name-sidecar >/dev/null 2>&1
+rc=$("${POD[@]}" inspect -f '{{.State.ExitCode}}' $name-sidecar 2>&1)
+[ "$rc" = 0 ] && ok "the sidecar stops on SIGTERM with 0" || fail "sidecar exit code $rc"
+"${POD[@]}" rm -f -t 0 $name-sidecar >/dev/null 2>&1
+
+# The exporter: host pids, read-only root, every hostPath of the manifest
+# (the state folder, HAMi's, the driver's GPU list outside /proc, the pods'
+# logs, the kubelet's socket folder), on its port 9477.
+start_holder "$H/var/lib/cudacap/containers/job1"
+if curl -s -o /dev/null "http://127.0.0.1:9477/" 2>/dev/null; then
+  fail "port 9477 is taken on this machine: the exporter's port cannot be checked"
+else
+  expect 0 "the exporter from the manifest, detached" pod_run exporter -d --name $name
+  for i in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:9477/health" && break; sleep 0.1; done
+  out=$(curl -s -i "http://127.0.0.1:9477/health" 2>&1)
+  has "200 OK" "/health answers from the container (the liveness probe's path)"
+  out=$(curl -s -i "http://127.0.0.1:9477/metrics" 2>&1)
+  has "200 OK" "/metrics answers (the readiness probe's path)"
+  has 'cudacap_build_info{Hostname="testnode"' "the exposition, with the node's name from spec.nodeName"
+  has 'cudacap_fb_used_bytes{cudacap_container="job1",gpu="1",' \
+    "the host's capped worker through the state mount, gpu 1 from the GPU list mounted outside /proc"
+  [ "$(awk '/^cudacap_fb_used_bytes\{cudacap_container="job1"/ {print $2; exit}' <<<"$out")" -gt 0 ] 2>/dev/null &&
+    ok "its bytes in use are counted" || fail "job1's fb_used_bytes: $(grep job1 <<<"$out" | head -3)"
+  out=$("${POD[@]}" logs $name 2>&1)
+  hasnt "pod-resources" "no complaint about the kubelet's folder (mounted, no socket: silent)"
+  "${POD[@]}" rm -f -t 0 $name >/dev/null 2>&1
+  # The check's own control: the manifest as it was before 2026-12-02, the
+  # driver's folder mounted at /proc/driver/nvidia, which runc refuses.
+  sed 's|mountPath: /host/proc/driver/nvidia|mountPath: /proc/driver/nvidia|' "$SRCDIR/deploy/daemonset.yaml" >"$T/proc.yaml"
+  if cmp -s "$T/proc.yaml" "$SRCDIR/deploy/daemonset.yaml"; then fail "control: the mutation changed nothing"
+  else
+    out=$(MANIFEST=$T/proc.yaml pod_run exporter --rm 2>&1); rc=$?
+    [ $rc != 0 ] && ok "control: runc refuses the exporter with its mount inside /proc (exit $rc)" ||
+      fail "control: a mount inside /proc ran"
+    has "inside /proc" "control: for that reason"
+  fi
+fi
+cleanup_bg
+echo "note: $(tr '\n' ' ' <"$T/pod_args.err")"
 echo "note: $((SECONDS - t0)) s in all"
 finish

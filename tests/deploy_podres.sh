@@ -1,4 +1,4 @@
-# The DaemonSet's pod-resources wiring (issue 12): the exporter is given the
+# The DaemonSet's pod-resources wiring: the exporter is given the
 # kubelet's socket and the folder holding it is mounted read-only from the
 # host; tests/deploy_check.py refuses a manifest whose --pod-resources or
 # --root path lies in no mounted volume (two mutated copies must fail).

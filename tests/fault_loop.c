@@ -1,4 +1,4 @@
-/* The fault-injection loop (issue 11), in the manner of SQLite's malloc
+/* The fault-injection loop, in the manner of SQLite's malloc
  * countdown: every call a capped run makes of each injection point
  * (common/fault.h: the OS layer, the port, hook's NVML queries) is made to
  * fail in turn. A run is two processes of one container (memory cap

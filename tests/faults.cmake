@@ -17,13 +17,13 @@ function(cc_fault_control_preload out lib)
   set(${out} "${p}" PARENT_SCOPE)
 endfunction()
 
-# Fault campaign, library side (issue 10): tests/faults_lib.c. Short mode
+# Fault campaign, library side: tests/faults_lib.c. Short mode
 # here (one round); FAULTS_LONG=N build/tests/faults_lib DIR for N rounds by
 # hand (with this test's environment: ctest -R faults.lib -V shows it).
 cc_sim_client(faults_lib faults_lib.c faults_lib_worker.c faults_lib_files.c faults_lib_forge.c)
 target_link_libraries(faults_lib PRIVATE pthread)
 cc_fault_test(faults.lib "${CUDACAP_PRELOAD}" 180 faults_lib ${CMAKE_BINARY_DIR}/state/faults.lib)
-# The same on 2 and 4 simulated devices (issue 25): the work on the last
+# The same on 2 and 4 simulated devices: the work on the last
 # device, device 0's context current in the launching thread.
 foreach(nd 2 4)
   set(EXTRA_ENV CUDACAP_SIM_DEVICES=${nd})
@@ -52,7 +52,7 @@ foreach(c rejoin rekey)
 endforeach()
 unset(EXTRA_ENV)
 
-# The fault-injection loop (issue 11): every injection point of
+# The fault-injection loop: every injection point of
 # common/fault.h failing at its 1st, 2nd, 3rd and last call of a capped run, and
 # from its first call on (tests/fault_loop.c, docs/testing.md). By hand:
 # build/tests/fault_loop DIR --long (every N up to 16, then doubling).

@@ -1,4 +1,4 @@
-/* Fault campaign, library side (issue 10): capped clients of the simulator
+/* Fault campaign, library side: capped clients of the simulator
  * (this program re-executed as "worker", libcudacap.so preloaded) allocate,
  * free and launch while every state file the library keeps in the folder
  * (memory.region, compute.region, sampling.lock, identity.lock) is spoiled:

@@ -1,4 +1,4 @@
-# Fault campaign, node side (issue 10): every state file swapped for a FIFO,
+# Fault campaign, node side: every state file swapped for a FIFO,
 # a folder, a hard link or a symbolic link, filled with random bytes or
 # truncated, before and while status, status --json, top and metrics read
 # it; the exporter under slow and idle clients; prepare on hostile paths in

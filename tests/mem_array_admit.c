@@ -1,4 +1,4 @@
-/* Arrays are admitted before the driver creates them (issue 25; src/hook/
+/* Arrays are admitted before the driver creates them (src/hook/
  * memory_vmm.c, array_floor): an array that would pass the cap is refused
  * without ever existing, so the device never holds more than the cap, not
  * even for the one call between a creation and its check. Run preloaded on

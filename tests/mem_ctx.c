@@ -1,4 +1,4 @@
-/* Context admission on the simulator, through the interposer (issue 14):
+/* Context admission on the simulator, through the interposer:
  * a context is admitted against the memory cap like an allocation.
  *
  *   late   A fills a 2 GiB container (its 256 MiB context plus buffers up to
@@ -21,7 +21,7 @@
  *          after the unload an allocation fits again. Right after the
  *          unload NVML's memory view agrees with cuMemGetInfo's
  *          (mem_views.h); checked by hand: nvml.c's own view of before
- *          issue 11 (no overhead re-measure) fails there, still counting
+ *          the port layer (no overhead re-measure) fails there, still counting
  *          the unloaded module's 32 MiB.
  *
  * Negative controls (tests/memory.cmake, WILL_FAIL): the library built with

@@ -18,7 +18,7 @@
  *   context's again.
  *   At each step NVML's memory view agrees with cuMemGetInfo's
  *   (mem_views.h), asked first. Checked by hand: with nvml.c's own view of
- *   before issue 11 (no graph refresh), "B freed in stream order" fails:
+ *   before the port layer (no graph refresh), "B freed in stream order" fails:
  *   NVML still counts B's 512 MiB that cuMemFreeAsync gave back.
  *
  * Checked by hand: with the launch wrapper not calling cc_mem_graph_launch

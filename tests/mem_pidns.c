@@ -1,6 +1,6 @@
 /* mem.pidns: processes of one container in separate pid namespaces (a
- * sidecar, a nested runtime), each its own pid 1, share one state folder
- * (issue 25, item 7). Three workers, each started by
+ * sidecar, a nested runtime), each its own pid 1, share one state folder.
+ * Three workers, each started by
  * `unshare --pid --fork --mount-proc --kill-child`, create a context and
  * allocate 64 MiB pieces until refused while the others hold theirs:
  *  - what they hold together, contexts included (the simulator's NVML

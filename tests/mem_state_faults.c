@@ -1,6 +1,6 @@
 /* The memory region's own state under corruption, with live processes (no
  * CUDA: the ledger linked directly; every process is a fork of this one and
- * attaches on its own). Modes (issue 10):
+ * attaches on its own). Modes:
  *   slots    a live holder A (60 of 100 MiB), then slots_hw = 0 and 1 GiB in
  *            every free slot: B gets exactly the 40 MiB left, not 100 + the
  *            garbage; after A dies B gets all 100 (items 6, 7).

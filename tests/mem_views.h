@@ -2,7 +2,7 @@
  * (nvmlDeviceGetMemoryInfo and _v2) and CUDA's (cuMemGetInfo), must report
  * the same numbers (src/cap/mem/admit.c computes both). NVML is asked
  * first, so it cannot lean on a refresh that cuMemGetInfo just made: a view
- * that skips one (before issue 11, nvml.c re-read neither graph memory nor
+ * that skips one (before the port layer, nvml.c re-read neither graph memory nor
  * this process's overhead) differs where that refresh matters. Device 0 of
  * the simulator, whose NVML index and CUDA ordinal are the same device. */
 #ifndef CC_TEST_MEM_VIEWS_H

@@ -1,4 +1,4 @@
-# Memory cap suites (issue 3). Ledger tests link cudacap_core (no CUDA); the
+# Memory cap suites. Ledger tests link cudacap_core (no CUDA); the
 # negative controls compile the ledger again with a -D that removes one
 # mechanism, and are registered WILL_FAIL: ctest fails if they pass.
 # The ledger's files as src/cap/memory.cmake lists them (src/cap/mem/ledger_*).
@@ -263,7 +263,7 @@ cc_mem_mp_test(mem.preload.kill_storm.negative_control kill cudacap_ml_nosweep $
 cc_mem_mp_test(mem.preload.unwritable unwritable "" CUDACAP_MEM_LIMIT=512m CUDACAP_SIM_MEM=8g
                CUDACAP_SIM_CTX_MEM=64m)
 
-# Pid namespaces sharing one folder (issue 25, item 7; tests/mem_pidns.c).
+# Pid namespaces sharing one folder (tests/mem_pidns.c).
 # Control: the pid as the only process key (CC_TEST_PID_KEY).
 cc_sim_client(mem_pidns mem_pidns.c)
 set(MEM_PIDNS_ENV CUDACAP_MEM_LIMIT=1g CUDACAP_SIM_MEM=8g CUDACAP_SIM_CTX_MEM=64m CUDACAP_SM_LIMIT=50)
@@ -302,7 +302,7 @@ else()
 endif()
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/hook/launch.c)
 
-# --- the region's own state under corruption, live processes (issue 10) -----
+# --- the region's own state under corruption, live processes -----
 # Each mode has a control: the same test on the ledger built with the -D
 # that removes the mechanism (tests/mem_state_faults.c says what each does).
 cc_ledger_test(mem_state_faults mem_state_faults.c)

@@ -1,4 +1,4 @@
-# Which device (issue 25; docs/interception.md, "Which device"): launches
+# Which device (docs/interception.md, "Which device"): launches
 # and stream-ordered allocations are charged to the device they run on, on
 # 2 and 4 simulated devices, the last one capped, device 0's context
 # current. Controls: the library reading the current device instead
@@ -50,7 +50,7 @@ foreach(nd 2 4)
 endforeach()
 
 
-# Libraries opened with RTLD_DEEPBIND (issue 25; docs/interception.md): a
+# Libraries opened with RTLD_DEEPBIND (docs/interception.md): a
 # plugin linked against the driver, found by its bare name through the
 # program's RUNPATH only (a folder of its own, not on LD_LIBRARY_PATH).
 # Control: the library with the flag honoured and nothing bound

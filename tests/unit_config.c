@@ -72,7 +72,7 @@ static void sizes(void)
         {"1048576k", GiB}, {"1048576Ki", GiB}, {"4294967296", 4 * GiB}, {"0", 0},
         {"1.5g", GiB + GiB / 2}, {"0.5Gi", GiB / 2}, {" 8g ", 8 * GiB}, {"1t", 1024 * GiB},
         {"123b", 123},
-        /* Issue 10 item 13: 8+ decimals with t overflowed into a smaller cap. */
+        /* 8+ decimals with t overflowed into a smaller cap. */
         {"0.5000000000000t", 512 * GiB}, {"1.50000000t", 1536 * GiB},
         {"0.99999999t", 1099511616780ULL}, {"0.999999999t", 1099511626676ULL},
         /* A fraction of a byte rounds down (as 0.1g always did). */
@@ -205,7 +205,7 @@ static void garbage(void)
     CHECK(c.errors == 1 && c.state_dir[0] == 0, "long dir: no shared state, not /tmp/cudacap");
 }
 
-/* Issue 10 item 14: nothing is ignored without a message. */
+/* nothing is ignored without a message. */
 static void silent(void)
 {
     cc_config_t c;
@@ -325,7 +325,7 @@ static void switches(void)
     CHECK(c.shared_bucket == 1 && c.ctx_overhead == 0 && c.errors == 2, "garbage switches");
 }
 
-/* Elastic limits (issue 13): our names and the seed's, per device, and a
+/* Elastic limits: our names and the seed's, per device, and a
  * soft limit below the hard one or without one: an error naming both, the
  * hard cap alone. */
 static void soft_limits(void)

@@ -1,4 +1,4 @@
-# Memory cap (issue 3). Paths relative to src/.
+# Memory cap. Paths relative to src/.
 # CC_MEMORY_SOURCES: policy without CUDA (also in cudacap_core, for tests).
 # The ledger (cap/memledger.h) is cap/mem/, one job a file (ledger_internal.h
 # lists them); tests/memory.cmake takes this list from cudacap_core.

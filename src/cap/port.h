@@ -1,4 +1,4 @@
-/* The port: the cap layer's only way out (issue 11). Policy (src/cap/) never
+/* The port: the cap layer's only way out. Policy (src/cap/) never
  * calls the driver, NVML or the hook layer by name; it calls these entries,
  * which the hook layer fills (src/hook/port_real.c) over the real libraries
  * and installs at the first CUDA call's init. Before that, and in programs

@@ -1,4 +1,4 @@
-/* Fault injection (issue 11), in the manner of SQLite's test VFS and malloc
+/* Fault injection, in the manner of SQLite's test VFS and malloc
  * countdown: a test makes the N-th call of one injection point fail, once or
  * from then on, in any build (the shipped library included), and counts the
  * calls a run makes of every point (the census the fault loop walks,

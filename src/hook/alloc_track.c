@@ -24,7 +24,7 @@ static struct bucket {
 static uint64_t g_count;
 /* Entries per kind: cc_at_each skips a kind with none without walking the
  * 64 K buckets (1 MiB of heads: 60 us, the whole cost of a refusal at the
- * memory cap, which refreshes the pools; issue 10, item 16). */
+ * memory cap, which refreshes the pools). */
 #define KINDS 16
 static uint64_t g_kind[KINDS];
 

@@ -33,7 +33,7 @@ __typeof__(cuLaunchKernel) cuLaunchKernel_ptsz;
 __typeof__(cuLaunchKernelEx) cuLaunchKernelEx_ptsz;
 __typeof__(cuLaunchCooperativeKernel) cuLaunchCooperativeKernel_ptsz;
 __typeof__(cuGraphLaunch) cuGraphLaunch_ptsz;
-/* memory (issue 3) */
+/* memory */
 __typeof__(cuMemAllocAsync) cuMemAllocAsync_ptsz;
 __typeof__(cuMemAllocFromPoolAsync) cuMemAllocFromPoolAsync_ptsz;
 __typeof__(cuGraphInstantiateWithParams) cuGraphInstantiateWithParams_ptsz;

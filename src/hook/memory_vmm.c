@@ -95,7 +95,7 @@ typedef CUresult (*req_fn)(CUDA_ARRAY_MEMORY_REQUIREMENTS *, void *, CUdevice);
  * bound, so admitting it before the creation never refuses an array that
  * fits; the driver's own size settles it after. Admitted before: created
  * first and checked after, 8 racing processes passed a 4 GiB cap by up to
- * 260 MiB while the refused arrays existed (issue 25). */
+ * 260 MiB while the refused arrays existed. */
 static uint64_t array_floor(const CUDA_ARRAY3D_DESCRIPTOR *d)
 {
     uint64_t e;

@@ -1,4 +1,4 @@
-/* The OS layer (issue 11): every operating-system call the library makes
+/* The OS layer: every operating-system call the library makes
  * about its state files and processes, behind one contract, in the manner
  * of mimalloc's prim.h. Above common/, below region/ (docs/design.md,
  * "Layout"); implemented for Linux in os_linux.c.

@@ -27,13 +27,13 @@ echo "== [$(el) s] callcost"
 gcc -O2 -I/usr/local/cuda/include "$D/callcost.c" -l:libcuda.so.1 -o "$O/callcost" && timeout -k 5 60 "$O/callcost"
 for i in $(seq "${REPS:-3}"); do
   echo "== [$(el) s] shapes, round $i"
-  timeout -k 5 60 env PARTS=shapes tests/gpu/issue23.sh "$B" "$O/s$i" || echo "shapes: rc $?"
+  timeout -k 5 60 env PARTS=shapes tests/gpu/pacing.sh "$B" "$O/s$i" || echo "shapes: rc $?"
 done
 echo "== [$(el) s] tiny"
-timeout -k 5 60 env PARTS=tiny tests/gpu/issue23.sh "$B" "$O/t" || echo "tiny: rc $?"
+timeout -k 5 60 env PARTS=tiny tests/gpu/pacing.sh "$B" "$O/t" || echo "tiny: rc $?"
 echo "== [$(el) s] capture, deep queue (cap 30)"
-timeout -k 5 90 env SECS=3 N=5 REPLAY=3 CAPS=30 PARTS="capture deepq" tests/gpu/issue9.sh "$B" "$O/q" \
-  || echo "issue9: rc $?"
+timeout -k 5 90 env SECS=3 N=5 REPLAY=3 CAPS=30 PARTS="capture deepq" tests/gpu/frameworks.sh "$B" "$O/q" \
+  || echo "frameworks: rc $?"
 echo "== [$(el) s] GPT-2 pairs, cap 50, ${LANES:-1} lanes"
 lane() { # lane K CORES_A CORES_B: capped and control chunks of two pairs, alternating
   local k=$1 a=$2 z=$3 c=1 t last=40

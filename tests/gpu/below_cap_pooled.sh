@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Work below a 50 % compute cap, measured so that what one process happens
-# to draw is not what decides (issue 23's "below the cap, no cost"):
+# to draw is not what decides (the pacing bar "below the cap, no cost", docs/compute.md):
 #   shapes  ROUNDS rounds of one bare and one capped process (which goes
 #           first alternates), step_latency.py shapes: 16 new grid sizes x
 #           62 launches of an empty kernel, no sync. Every launch call's time

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real GPU, run by tests/gpu/compute_issue4.sh.
+"""Real GPU, run by tests/gpu/compute_matrix.sh.
   compute_torch.py work SECONDS N OUTFILE
       under the preload: back-to-back N x N fp16 matmuls (N=8192: ~1 wave of
       long blocks; N=1024 x 64 batched: many short blocks) for SECONDS; writes

@@ -1,4 +1,4 @@
-"""Issue 14 probes on a real GPU (run by tests/gpu/issue14.sh).
+"""Context and limit probes on a real GPU (run by tests/gpu/ctx_limits.sh).
 
   ctx                    a bare context's NVML size, then cuCtxSetLimit heap and
                          stack growth measured by NVML (ctypes on libcuda)

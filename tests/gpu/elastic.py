@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Elastic caps on a real GPU (issue 13), run by tests/gpu/issue13.sh.
+"""Elastic caps on a real GPU run by tests/gpu/elastic.sh.
 Worker (under the preload):
   elastic.py work KIND START END TOGGLE OUT   from wall time START to END,
       KIND long (bf16 8192^2 matmuls, ~1.7 ms each on an H200, 4 per sync)

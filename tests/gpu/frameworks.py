@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real clients under the compute cap (issue 9), run by tests/gpu/issue9.sh.
+"""Real clients under the compute cap run by tests/gpu/frameworks.sh.
 Workers (run under the preload; each writes one line of results to OUT):
   frameworks.py capture N REPLAY_S OUT   N torch.cuda.graph captures of a unit
       of 8 kernels (4 x bf16 8192^2 mm + add), warmed up on a side stream as

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Memory cap on a real GPU (issue 3 item 6). Usage: tests/gpu/mem_gpu.sh BUILD_DIR
+# Memory cap on a real GPU. Usage: tests/gpu/mem_gpu.sh BUILD_DIR
 # Needs python3 with torch, nvidia-smi. Runs every step, prints PASS/FAIL for
 # each, and never leaves a process behind (every python runs under timeout).
 set -u

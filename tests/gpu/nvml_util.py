@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 10 item 16's cheap watcher path, checked: while a container is alone
+"""The watcher's cheap path, checked: while a container is alone
 on the device, does NVML's device-wide utilization (16 us a call) read what
 the per-process samples (2.4 ms a call) read, for kernels that fill one SM as
 well as for full waves? One process runs KIND at a duty cycle; the parent

@@ -31,9 +31,9 @@ case ${CALL:-1} in
 1)
   gen 5
   echo "== [$(el) s] decode table"
-  timeout -k 5 "${DECODE_S:-170}" env PARTS=decode SECS=3 tests/gpu/issue23.sh $B "$O/x" || echo "decode: rc $?"
+  timeout -k 5 "${DECODE_S:-170}" env PARTS=decode SECS=3 tests/gpu/pacing.sh $B "$O/x" || echo "decode: rc $?"
   echo "== [$(el) s] tiny"
-  timeout -k 5 60 env PARTS=tiny tests/gpu/issue23.sh $B "$O/y" || echo "tiny: rc $?"
+  timeout -k 5 60 env PARTS=tiny tests/gpu/pacing.sh $B "$O/y" || echo "tiny: rc $?"
   echo "== [$(el) s] shapes pooled"
   timeout -k 5 "${SHAPES_S:-100}" env PARTS=shapes ROUNDS=10 tests/gpu/below_cap_pooled.sh $B "$O/z" || echo "shapes: rc $?"
   echo "== [$(el) s] GPT-2 pairs at cap 50"
@@ -41,10 +41,10 @@ case ${CALL:-1} in
   ;;
 2)
   echo "== [$(el) s] frameworks at cap 30"
-  timeout -k 5 "${FW_S:-200}" env SECS=3 N=5 REPLAY=3 CAPS=30 tests/gpu/issue9.sh $B "$O/f" || echo "frameworks: rc $?"
+  timeout -k 5 "${FW_S:-200}" env SECS=3 N=5 REPLAY=3 CAPS=30 tests/gpu/frameworks.sh $B "$O/f" || echo "frameworks: rc $?"
   echo "== [$(el) s] four processes at cap 30"
   timeout -k 5 "${FOUR_S:-150}" env MATRIX="0:1:1024 0:1:8192 30:4:1024 30:4:8192" PARTS=matrix WARM=3 MEASURE=10 \
-    tests/gpu/compute_issue4.sh $B || echo "four: rc $?"
+    tests/gpu/compute_matrix.sh $B || echo "four: rc $?"
   echo "== [$(el) s] GPT-2 control pairs"
   timeout -k 5 "${GPT2_S:-130}" env CONTROL=1 tests/gpu/gpt2_pairs.sh $B 5 50 || echo "gpt2 control: rc $?"
   gen 3; gen 3 1

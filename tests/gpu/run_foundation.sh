@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2 on a real GPU: routing client, PyTorch under the preload, launch
+# On a real GPU: routing client, PyTorch under the preload, launch
 # overhead. Run from the repository root on the GPU machine; writes logs to
 # ${OUT:-/tmp/out}.
 set -uo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""What a latency-sensitive client feels under the compute cap (issue 23),
-run by tests/gpu/issue23.sh. Each worker writes one line of results to OUT
+"""What a latency-sensitive client feels under the compute cap,
+run by tests/gpu/pacing.sh. Each worker writes one line of results to OUT
 (and prints it):
   step_latency.py decode graph|eager SECS OUT   an inference server's decode
       loop: one step = 3 chained bf16 4096^2 matmuls (~0.6 ms on the H200),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Does a context's own kernel time stretch when another context's work
-arrives on a time-sliced GPU? (issue 13: a contention signal that does not
+arrives on a time-sliced GPU? (elastic caps: a contention signal that does not
 wait for NVML to name the newcomer.) Run by tests/gpu/stretch.sh.
   stretch.py work KIND START END TOGGLE OUT   like elastic.py's worker, but
       every kernel between two events: one line per kernel, the wall time of

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13's next signal, measured: a container's own kernel times when a
+# A contention signal for elastic caps, measured: a container's own kernel times when a
 # neighbour's work starts beside it on a time-sliced GPU (tests/gpu/stretch.py).
 # Usage: tests/gpu/stretch.sh BUILD_DIR OUT_DIR
 # Scenarios (A: the container watched, B: a neighbour on 2 s, off 2 s from 3 s):

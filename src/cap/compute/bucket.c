@@ -27,7 +27,7 @@ int64_t cc_bucket_add(int64_t *b, int64_t delta, int64_t hi)
 /* ---- what a value read from the region may be ------------------------------
  * Every field of the shared line is clamped to what this code could have
  * written before it is used (the file is shared with every process of the
- * container and with anything that can write the folder: issue 10, item 4):
+ * container and with anything that can write the folder):
  *  share   [ceiling / 20, 8 x ceiling]: the controller keeps it within
  *          nominal / 16 .. 8 x nominal, and ceiling = capacity = 1.25 x
  *          nominal; never 0, so the drip always pays something;

@@ -5,7 +5,7 @@
  * run on an application thread, or on ours, in the thread's default global
  * mode while a capture is in progress: the driver would refuse the call and
  * invalidate the application's capture (PyTorch's torch.cuda.graph died of
- * it on the H200, issue 9). */
+ * it on the H200). */
 #ifndef CC_CAP_CAPTURE_H
 #define CC_CAP_CAPTURE_H
 

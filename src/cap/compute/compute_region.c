@@ -70,7 +70,7 @@ static void init_line(cc_compute_dev_t *d, int64_t nominal, uint32_t cap_pm)
     memset(d, 0, sizeof *d);
     /* Empty: the container's share accrues from its first launch on. A full
      * period at start let a deep queue at process start take cap + a period
-     * in its first second (issue 9); the first launch waits one drip lump. */
+     * in its first second; the first launch waits one drip lump. */
     (void)nominal;
     d->tokens = 0;
     d->share = st.share;

@@ -141,7 +141,7 @@ cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
 {
     memset(out, 0, sizeof *out);
     /* The state comes from the shared line: clamp it to what this function
-     * could have returned (issue 10, item 4; share is clamped below). */
+     * could have returned (share is clamped below). */
     if (st.md_cooldown > CC_CTRL_AIMD_COOLDOWN) st.md_cooldown = CC_CTRL_AIMD_COOLDOWN;
     if (st.excl_streak > CC_CTRL_EXCL_ENTER) st.excl_streak = CC_CTRL_EXCL_ENTER;
     st.excl_debounced = st.excl_debounced != 0;

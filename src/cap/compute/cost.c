@@ -330,8 +330,8 @@ void cc_cost_poll(int max)
     /* Launch threads only try: the watcher drains whatever they skip. */
     if (max ? pthread_mutex_trylock(&mu) != 0 : pthread_mutex_lock(&mu) != 0) return;
     /* cuEventQuery is "potentially unsafe": in the thread's default global
-     * mode it would invalidate any capture in progress in this process
-     * (issue 9). Relaxed for the poll, as PyTorch's own watchdog does; our
+     * mode it would invalidate any capture in progress in this process.
+     * Relaxed for the poll, as PyTorch's own watchdog does; our
      * events are never recorded into a capture (cc_cost_begin), the one
      * thing relaxed mode still forbids. No exchange (a pre-10.1 driver):
      * no polling while a capture may run. */

@@ -41,7 +41,7 @@ void cc_gate_counts(struct cc_gate_counts *out)
  * one launch per process and device runs uncharged at any time, whatever the
  * queue depth or the number of new shapes: 50 queued 40 ms kernels of one
  * new shape ran the device at 100 % under a 30 % cap when every launch
- * before the first timing was free (issue 9). The timings are polled before
+ * before the first timing was free. The timings are polled before
  * each sleep, so a probe that has already completed (a short kernel on an
  * idle device) costs no sleep at all; sleeps are 10 us doubling to 1 ms, up
  * to CC_PROBE_WAIT_NS; then the fallback charge.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 23 on a real GPU: what a latency-sensitive client feels under the
+# On a real GPU: what a latency-sensitive client feels under the
 # compute cap, each capped run against bare in the same run
 # (tests/gpu/step_latency.py). Usage:
-#   tests/gpu/issue23.sh BUILD_DIR OUT_DIR
+#   tests/gpu/pacing.sh BUILD_DIR OUT_DIR
 #   PARTS="decode tiny shapes tokloop gpt2" (the default: all)
 #   CAPS="20 30 50 70 90" for decode; SECS=4 measured per decode run;
 #   GPT2_RUNS=5, TOKENS=64; PIN="taskset -c 4,5" runs every worker, bare
@@ -10,7 +10,7 @@
 #   token between processes placed freely).
 # Prints tables; docs/validation.md judges the figures.
 set -u
-B=${1:-build}; O=${2:-/tmp/issue23}; mkdir -p "$O"
+B=${1:-build}; O=${2:-/tmp/pacing}; mkdir -p "$O"
 LIB=$(cd "$B" && pwd)/lib/libcudacap.so; D=$(cd "$(dirname "$0")" && pwd)
 SECS=${SECS:-4}; CAPS=${CAPS:-20 30 50 70 90}
 export PYTHONUNBUFFERED=1

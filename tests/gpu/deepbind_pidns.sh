@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 25 on a real GPU: a plugin linked against the real libcuda opened
+# On a real GPU: a plugin linked against the real libcuda opened
 # with RTLD_DEEPBIND (allocations direct and through its own dlsym, and
 # launches of a 1 ms spin kernel), under cudacap and bare; two processes in
 # separate pid namespaces (each pid 1) sharing one memory cap. Usage:
-#   tests/gpu/issue25.sh BUILD_DIR OUT_DIR        (as root: unshare)
+#   tests/gpu/deepbind_pidns.sh BUILD_DIR OUT_DIR        (as root: unshare)
 # Prints figures; docs/validation.md judges them.
 set -u
-B=${1:-build}; O=${2:-/tmp/issue25}; mkdir -p "$O"
+B=${1:-build}; O=${2:-/tmp/deepbind_pidns}; mkdir -p "$O"
 LIB=$(cd "$B" && pwd)/lib/libcudacap.so; D=$(cd "$(dirname "$0")" && pwd)
 CUDA_INC=${CUDA_INC:-/usr/local/cuda/include}
 W=$(mktemp -d); mkdir -p "$W/plug"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 10 item 16 on a real GPU: the watcher's CPU (busy and idle, cap 30),
+# On a real GPU: the watcher's CPU (busy and idle, cap 30),
 # the CPU cost of each NVML query it can make, and a refusal at the memory
-# cap. Usage: tests/gpu/issue10_costs.sh BUILD_DIR (benchmarks built there).
+# cap. Usage: tests/gpu/watcher_costs.sh BUILD_DIR (benchmarks built there).
 set -u
 B=$(cd "${1:-build}" && pwd); LIB=$B/lib/libcudacap.so
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"

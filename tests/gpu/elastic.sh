@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 13 on a real GPU: elastic caps with PyTorch processes
+# On a real GPU: elastic caps with PyTorch processes
 # (tests/gpu/elastic.py), each container its own state folder under one
 # ROOT, NVML and `cudacap status --json ROOT` sampled beside them. Usage:
-#   tests/gpu/issue13.sh BUILD_DIR OUT_DIR
+#   tests/gpu/elastic.sh BUILD_DIR OUT_DIR
 #   PARTS="alone newcomer two bursts neighbour guard" (the default: all;
 #   also newcomer_hard: the newcomer beside a hard 30 container)
 #   KINDS="long short": ~1.7 ms bf16 8192^2 matmuls (4 per sync), or
@@ -10,7 +10,7 @@
 # Shares are throughput against one bare process of the same kind (100 %).
 # Prints figures; docs/validation.md judges them.
 set -u
-B=${1:-build}; O=${2:-/tmp/issue13}; mkdir -p "$O"
+B=${1:-build}; O=${2:-/tmp/elastic}; mkdir -p "$O"
 B=$(cd "$B" && pwd); LIB=$B/lib/libcudacap.so; CLI=$B/bin/cudacap
 D=$(cd "$(dirname "$0")" && pwd); E="python3 $D/elastic.py"
 SECS=${SECS:-10}; BURSTS=${BURSTS:-20}; WARM=${WARM:-20}

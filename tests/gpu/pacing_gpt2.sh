@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 23 in one run, each part bounded in time: the decode table at caps
+# The pacing figures in one run, each part bounded in time: the decode table at caps
 # 20-90 (graphs and eager), the below-the-cap costs (tiny, shapes, tokloop),
 # and GPT-2 generate under cap 50 in pairs against a bare-against-bare
 # control (tests/gpu/gpt2_pairs.sh). Usage, from the repository root:
-#   tests/gpu/issue23_final.sh BUILD_DIR OUT_DIR
+#   tests/gpu/pacing_gpt2.sh BUILD_DIR OUT_DIR
 #   BUDGET_S=480: no GPT-2 pair chunk is started past this many seconds
 #   from the start; PAIRS=8 capped pairs and 8 bare-against-bare pairs.
 # The GPT-2 part: first 4 bare-against-bare pairs with address-space layout
@@ -16,18 +16,18 @@
 # summary gives, per set, n, the geometric mean and median ratio, min, max,
 # the rms of ln ratio, and Welch's t on ln ratio (capped against control).
 set -u
-B=$1; O=${2:-/tmp/issue23_final}; mkdir -p "$O"
+B=$1; O=${2:-/tmp/pacing_gpt2}; mkdir -p "$O"
 T0=$(date +%s); END=$((T0 + ${BUDGET_S:-480})); NP=${PAIRS:-8}
 D=$(cd "$(dirname "$0")" && pwd); R=$(cd "$D/../.." && pwd); cd "$R"
 el() { echo $(( $(date +%s) - T0 )); }
-echo "== issue23_final $(date -u +%FT%TZ) rev ${REV:-$(git rev-parse --short HEAD 2>/dev/null)}"
+echo "== pacing_gpt2 $(date -u +%FT%TZ) rev ${REV:-$(git rev-parse --short HEAD 2>/dev/null)}"
 echo "== $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $(nproc) cores; kernel $(uname -r)"
 python3 -c 'import torch, transformers, cupy; print("== torch", torch.__version__, "transformers", transformers.__version__, "cupy", cupy.__version__)' 2>&1 | tail -1
 
 echo "== [$(el) s] part 1: decode"
-timeout -k 5 "${DECODE_S:-170}" env PARTS=decode SECS=3 tests/gpu/issue23.sh "$B" "$O/x" || echo "decode: rc $?"
+timeout -k 5 "${DECODE_S:-170}" env PARTS=decode SECS=3 tests/gpu/pacing.sh "$B" "$O/x" || echo "decode: rc $?"
 echo "== [$(el) s] part 2: tiny shapes tokloop"
-timeout -k 5 "${TINY_S:-90}" env PARTS="tiny shapes tokloop" tests/gpu/issue23.sh "$B" "$O/y" || echo "tiny/shapes: rc $?"
+timeout -k 5 "${TINY_S:-90}" env PARTS="tiny shapes tokloop" tests/gpu/pacing.sh "$B" "$O/y" || echo "tiny/shapes: rc $?"
 
 echo "== [$(el) s] part 3: GPT-2 pairs, cap 50"
 echo "randomize_va_space $(cat /proc/sys/kernel/randomize_va_space 2>/dev/null)"

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Issue 9 on a real GPU: the driver's capture rules (sim/tests/test_capture.c
+# On a real GPU: the driver's capture rules (sim/tests/test_capture.c
 # built against the real libcuda), then real clients under the compute cap
 # with NVML sampled beside them (tests/gpu/frameworks.py). Usage:
-#   tests/gpu/issue9.sh BUILD_DIR OUT_DIR
+#   tests/gpu/frameworks.sh BUILD_DIR OUT_DIR
 #   PARTS="rules capture compile jax triton eager deepq" (the default: all)
 #   CAPS="30 60" for the capture part; N=100 captures; REPLAY=20 s.
 # Reports; docs/validation.md judges the figures.
 set -u
-B=${1:-build}; O=${2:-/tmp/issue9}; mkdir -p "$O"
+B=${1:-build}; O=${2:-/tmp/frameworks}; mkdir -p "$O"
 LIB=$(cd "$B" && pwd)/lib/libcudacap.so; D=$(cd "$(dirname "$0")" && pwd); R=$(cd "$D/../.." && pwd)
 N=${N:-100}; REPLAY=${REPLAY:-20}; SECS=${SECS:-20}
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false

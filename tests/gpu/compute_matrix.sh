@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Issue 4 part 5 on a real GPU. One and four PyTorch processes under caps of
+# The compute cap's accuracy on a real GPU. One and four PyTorch processes under caps of
 # 30 % and 60 %, two kernel shapes (8192^2 fp16 matmuls: few long blocks;
 # 64 x 1024^2 batched: many short blocks), NVML device utilization mean and
 # p90 over MEASURE s, throughput against uncapped; then the same with
 # per-process buckets; then (PARTS=extra) two containers on one device and
 # kernels of >= 50 ms. Usage:
-#   tests/gpu/compute_issue4.sh BUILD_DIR
+#   tests/gpu/compute_matrix.sh BUILD_DIR
 #   PARTS="matrix baseline extra" (default "matrix baseline"; each part is a
 #   few minutes: one device call of under ten minutes holds about two)
 #   MATRIX="cap:procs:size ..." runs just those cells.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 14 on a real GPU: a context's size, limits' growth, late processes in
+# On a real GPU: a context's size, limits' growth, late processes in
 # a full 4 GiB container, JAX at its default and .95 (tests/gpu/ctx_probe.py).
-#   tests/gpu/issue14.sh BUILD_DIR
+#   tests/gpu/ctx_limits.sh BUILD_DIR
 set -u
 B=${1:-build}; LIB=$(cd "$B" && pwd)/lib/libcudacap.so; D=$(cd "$(dirname "$0")" && pwd)
 P="python3 $D/ctx_probe.py"; export PYTHONUNBUFFERED=1
