@@ -88,11 +88,16 @@ set(CPACK_PACKAGE_CONTACT "${CUDACAP_MAINTAINER}")
 # nothing to split.
 set(CPACK_DEBIAN_DEBUGINFO_PACKAGE ON)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "caps GPU memory and SM utilization per container (LD_PRELOAD)")
-set(CPACK_PACKAGE_DESCRIPTION "An LD_PRELOAD library capping what a container may take of an NVIDIA\n GPU (device memory, SM utilization), and the cudacap command for the node\n side: run, prepare, status, top, metrics, cdi, doctor.")
+set(CPACK_PACKAGE_DESCRIPTION "An LD_PRELOAD library capping what a container may take of an NVIDIA\n GPU (device memory, SM utilization), and the cudacap command for the node\n side: run, prepare, set, status, top, metrics, cdi, doctor.")
 set(CPACK_RESOURCE_FILE_LICENSE ${CMAKE_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://example.invalid/cudacap")
+# The Homepage field: the project has no public page to name, so none
+# unless a distributor gives one (a placeholder URL is worse than none).
+set(CUDACAP_HOMEPAGE "" CACHE STRING "Homepage field of the Debian package (empty: none)")
+if(CUDACAP_HOMEPAGE)
+  set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${CUDACAP_HOMEPAGE}")
+endif()
 include(CPack)
