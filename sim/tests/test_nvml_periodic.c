@@ -14,7 +14,11 @@
  * and its newest value is what UtilizationRates reads in that period.
  *
  * A period into or out of which the child's late launches (another suite
- * on the machine) moved more than 1.5 ms of kernel time (0.9 points: the
+ * on the machine; a launch call that took over 0.3 ms counts its whole
+ * span, as the kernel was stamped somewhere in it; a launch not made yet
+ * when the period is judged counts all it was due to run in it) moved more
+ * than 1.5 ms
+ * of kernel time (0.9 points: the
  * kernels' runs as launched, queued behind each other, against the same
  * kernels as scheduled) did not run 40 % and is not judged against it; at
  * least half the periods must be judged, else the run is skipped (77).
@@ -41,7 +45,8 @@ static unsigned long long real_us(void)
 /* The child's launches (shared): when each was made and when it was
  * scheduled (realtime us, NVML's clock). */
 static struct {
-    unsigned long long at_us[LAUNCHES], sched_us[LAUNCHES];
+    unsigned long long at_us[LAUNCHES], sched_us[LAUNCHES], ret_us[LAUNCHES];
+    unsigned long long base_us; /* when launch 0 is due (realtime us); launch i 10 ms after */
 } *L;
 static int judged, unjudged;
 
@@ -53,9 +58,11 @@ static int duty(void *arg)
     for (int i = 0; i < LAUNCHES; i++) {
         st_sleep_until_ms(t0 + i * 10.0);
         double late_ms = st_ms() - (t0 + i * 10.0);
-        L->at_us[i] = real_us();
-        L->sched_us[i] = L->at_us[i] - (unsigned long long)(late_ms * 1000.0);
+        unsigned long long at = real_us();
+        L->sched_us[i] = at - (unsigned long long)(late_ms * 1000.0);
+        __atomic_store_n(&L->at_us[i], at, __ATOMIC_RELEASE); /* last: clean() reads it first */
         CU(cuLaunchKernel(f, 132, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+        L->ret_us[i] = real_us();
     }
     st_sleep_until_ms(t0 + RUN_MS + 100);
     return 0;
@@ -74,12 +81,24 @@ static double overlap(double a, double b, double lo, double hi)
 static int clean(unsigned long long end_us, unsigned long long P)
 {
     double lo = (double)(end_us - P), hi = (double)end_us, moved = 0, prev_end = 0;
-    for (int i = 0; i < LAUNCHES && L->at_us[i]; i++) {
+    for (int i = 0; i < LAUNCHES; i++) {
+        if (!__atomic_load_n(&L->at_us[i], __ATOMIC_ACQUIRE)) {
+            /* Not launched yet (the child starved): what was due in the
+             * period did not run in it. */
+            double s0 = (double)(L->base_us + 10000ull * (unsigned long long)i);
+            moved += overlap(s0, s0 + 4000, lo, hi);
+            continue;
+        }
         double run = (double)L->at_us[i] > prev_end ? (double)L->at_us[i] : prev_end;
         prev_end = run + 4000;
         double s0 = (double)L->sched_us[i];
         double d = overlap(run, run + 4000, lo, hi) - overlap(s0, s0 + 4000, lo, hi);
         moved += d < 0 ? -d : d;
+        /* Preempted inside the launch call (or between the stamp and the
+         * call): the simulator stamped the kernel somewhere in between, so
+         * all of that span is counted as moved. */
+        if (L->ret_us[i] && L->ret_us[i] - L->at_us[i] > 300)
+            moved += overlap((double)L->at_us[i], (double)L->ret_us[i] + 4000, lo, hi);
     }
     if (moved > 1500) {
         unjudged++;
@@ -134,6 +153,7 @@ int main(void)
     nvmlDevice_t h;
     CHECK(nvmlDeviceGetHandleByIndex_v2(0, &h) == NVML_SUCCESS);
     double t0 = st_ms() + 50;
+    L->base_us = real_us() + (unsigned long long)((t0 - st_ms()) * 1000.0);
     int pid = st_fork(duty, &t0);
     unsigned long long seen = 0, first_ts = 0;
     double sum_us = 0;
