@@ -14,6 +14,15 @@
  *                         full when the queue comes (PyTorch's deep queue on
  *                         the H200 came after its tensors' fill kernels:
  *                         docs/validation.md, 2026-12-03, the device record)
+ *   compute_deepq warmnew as new, after the warm-up: with the bucket half
+ *                         full, launches of new shapes run beside the probe
+ *                         (gate.c's 16 slots), charged nothing until their
+ *                         timings settle: 16 x 40 ms run free and the first
+ *                         second reads 72 % at cap 30 (2026-12-03, 3 runs of
+ *                         3). A known hole, not registered in ctest until it
+ *                         is closed (docs/compute.md, "Open: long kernels in
+ *                         the slots beside the probe"); a loaded machine
+ *                         reaches it in "new" too.
  *
  * Each queue is 1.2 s of device time, launched at once, then one sync. The
  * device's busy share is read from the simulator's NVML utilization (1 s
@@ -74,7 +83,9 @@ int main(int argc, char **argv)
     CUstream stream;
     int sms;
     if (spin_setup(name, &fn, &stream, &sms) != 0) CHECK_EXIT();
-    if (strcmp(mode, "warm") == 0) {
+    int warm = strcmp(mode, "warm") == 0 || strcmp(mode, "warmnew") == 0;
+    int fresh = strcmp(mode, "new") == 0 || strcmp(mode, "warmnew") == 0;
+    if (warm) {
         CHECK_CU(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
         CHECK_CU(cuStreamSynchronize(stream));
         mp_msleep(300);
@@ -86,7 +97,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n && !check_failures; i++) {
         /* "new": grids sms-i (one wave each, so 40 ms each), every one a
          * shape the cost model has never seen. */
-        unsigned grid = strcmp(mode, "new") == 0 ? (unsigned)(sms - i) : (unsigned)sms;
+        unsigned grid = fresh ? (unsigned)(sms - i) : (unsigned)sms;
         CHECK_CU(cuLaunchKernel(fn, grid, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
     }
     CHECK_CU(cuStreamSynchronize(stream));
