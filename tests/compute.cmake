@@ -242,10 +242,17 @@ cc_preload_control_mode(compute.step.burst.control compute_step burst cudacap_no
 # (CC_TEST_NO_HEADROOM).
 cc_preload_control_mode(compute.step.shapes.control compute_step shapes cudacap_no_headroom
                         CC_TEST_NO_HEADROOM "CUDACAP_SM_LIMIT=30")
+# A stream query that fails (a context's sticky error, fault point
+# stream_query) counts the stream as busy: every new shape waits for the
+# probe, as in the control (checked: 15 of 16 wait, every run).
+cc_add_preloaded_test(compute.step.shapes.fault_query compute_step shapes)
+set_property(TEST compute.step.shapes.fault_query APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30"
+             "CUDACAP_TEST_FAULT=stream_query:1:sticky")
+set_tests_properties(compute.step.shapes.fault_query PROPERTIES LABELS compute WILL_FAIL TRUE)
 
 # Stream capture and deep queues of never-timed shapes.
 cc_sim_client(compute_deepq compute_deepq.c)
-foreach(m long short new warm)
+foreach(m long short new warm warmnew warmstreams)
   cc_add_preloaded_test(compute.deepq.${m} compute_deepq ${m})
   set_tests_properties(compute.deepq.${m} PROPERTIES LABELS compute)
   set_property(TEST compute.deepq.${m} APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30")
@@ -254,10 +261,15 @@ foreach(m long short new warm)
                           CC_TEST_FREE_UNTIMED "CUDACAP_SM_LIMIT=30")
 endforeach()
 # Control of the one-launch-per-shape rule (gate.c, shape_pending): a
-# launch of a shape in flight untimed takes another slot beside the probe.
-# After the refill the first second reads 70 % (checked: 6 runs of 6 failed).
-cc_preload_control_mode(compute.deepq.warm.control_dup compute_deepq warm cudacap_dup_slots
+# launch of a shape in flight untimed takes another slot beside the probe,
+# on each of the 16 streams (each idle at its first launch).
+cc_preload_control_mode(compute.deepq.warmstreams.control_dup compute_deepq warmstreams cudacap_dup_slots
                         CC_TEST_DUP_SLOTS "CUDACAP_SM_LIMIT=30")
+# Control of the drained-stream rule (gate.c, stream_drained): new shapes
+# queued on a busy stream take the slots beside the probe, 16 x 40 ms run
+# free after the refill and the first second reads ~72 %.
+cc_preload_control_mode(compute.deepq.warmnew.control_busy compute_deepq warmnew cudacap_busy_slots
+                        CC_TEST_BUSY_SLOTS "CUDACAP_SM_LIMIT=30")
 # The gate's counts printed at exit (CUDACAP_COUNT_CALLS=1, src/hook/stats.c):
 # the deep queue's second launch waits for the probe of its own shape, every
 # launch is timed or charged, and the queue waits for tokens.

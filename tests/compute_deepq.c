@@ -15,14 +15,19 @@
  *                         the H200 came after its tensors' fill kernels:
  *                         docs/validation.md, 2026-12-03, the device record)
  *   compute_deepq warmnew as new, after the warm-up: with the bucket half
- *                         full, launches of new shapes run beside the probe
- *                         (gate.c's 16 slots), charged nothing until their
- *                         timings settle: 16 x 40 ms run free and the first
- *                         second reads 72 % at cap 30 (2026-12-03, 3 runs of
- *                         3). A known hole, not registered in ctest until it
- *                         is closed (docs/compute.md, "Open: long kernels in
- *                         the slots beside the probe"); a loaded machine
- *                         reaches it in "new" too.
+ *                         full, launches of new shapes may run beside the
+ *                         probe (gate.c's 16 slots), charged only when their
+ *                         timings settle, but only on a drained stream.
+ *                         Before that rule (control_busy), 16 x 40 ms ran
+ *                         free and the first second read 72 % at cap 30
+ *                         (2026-12-03, 3 runs of 3); a loaded machine
+ *                         reached it in "new" too (38.1 % once).
+ *   compute_deepq warmstreams  as warm, the queue round-robin over 16
+ *                         streams, each idle at its first launch: the
+ *                         drained-stream rule lets every one beside the
+ *                         probe, so one shape in flight untimed at a time
+ *                         (gate.c, shape_pending) is what holds it
+ *                         (control_dup: 16 x 40 ms free).
  *
  * Each queue is 1.2 s of device time, launched at once, then one sync. The
  * device's busy share is read from the simulator's NVML utilization (1 s
@@ -83,7 +88,13 @@ int main(int argc, char **argv)
     CUstream stream;
     int sms;
     if (spin_setup(name, &fn, &stream, &sms) != 0) CHECK_EXIT();
-    int warm = strcmp(mode, "warm") == 0 || strcmp(mode, "warmnew") == 0;
+    int spread = strcmp(mode, "warmstreams") == 0;
+    int warm = strcmp(mode, "warm") == 0 || strcmp(mode, "warmnew") == 0 || spread;
+    CUstream streams[16];
+    for (int i = 0; i < 16; i++) {
+        streams[i] = stream;
+        if (spread && i) CHECK_CU(cuStreamCreate(&streams[i], CU_STREAM_NON_BLOCKING));
+    }
     int fresh = strcmp(mode, "new") == 0 || strcmp(mode, "warmnew") == 0;
     if (warm) {
         CHECK_CU(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
@@ -98,9 +109,9 @@ int main(int argc, char **argv)
         /* "new": grids sms-i (one wave each, so 40 ms each), every one a
          * shape the cost model has never seen. */
         unsigned grid = fresh ? (unsigned)(sms - i) : (unsigned)sms;
-        CHECK_CU(cuLaunchKernel(fn, grid, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
+        CHECK_CU(cuLaunchKernel(fn, grid, 1, 1, 32, 1, 1, 0, streams[i % 16], NULL, NULL));
     }
-    CHECK_CU(cuStreamSynchronize(stream));
+    CHECK_CU(cuCtxSynchronize());
     double elapsed = (double)(mp_now() - t0) / 1e9;
     pthread_join(th, NULL);
     double whole = 100.0 * n * us / 1e6 / elapsed;

@@ -32,19 +32,23 @@
 
 /* shapes: work below its cap pays nothing for new shapes. After 0.3 s
  * idle (the bucket refilled), 16 never-timed shapes (grid sizes of a 0.2 ms
- * kernel), each launched once, no sync: a launch of a new shape runs beside
- * the pending probe (gate.c, 16 slots beside it) instead of waiting for its
- * timing, so no launch call takes 150 us (a wait for a queued 0.2 ms probe
- * takes at least that; measured: none). With 8 slots (as before
- * 2026-12-02's second pacing change) the last 7 waited. Control
- * (compute.step.shapes.control): CC_TEST_NO_HEADROOM, every new shape waits
- * for the probe: 15 of the 16 launches wait; it fails every run. */
+ * kernel), each launched once on a stream of its own, no sync: a launch of
+ * a new shape on a drained stream runs beside the pending probe (gate.c, 16
+ * slots beside it) instead of waiting for its timing, so no launch call
+ * takes 150 us (a wait for a queued 0.2 ms probe takes at least that;
+ * measured: none). With 8 slots (as before 2026-12-02's second pacing
+ * change) the last 7 waited. One stream is not this case any more: a new
+ * shape queued behind unknown work waits for it (compute.deepq.warmnew).
+ * Control (compute.step.shapes.control): CC_TEST_NO_HEADROOM, every new
+ * shape waits for the probe: 15 of the 16 launches wait; it fails every
+ * run. */
 static int shapes(void)
 {
     CUfunction fn;
-    CUstream s;
+    CUstream s, own[16];
     int sms;
     if (spin_setup("spin_200us", &fn, &s, &sms) != 0) CHECK_EXIT();
+    for (int i = 0; i < 16; i++) CHECK_CU(cuStreamCreate(&own[i], CU_STREAM_NON_BLOCKING));
     CHECK_CU(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL)); /* the watcher starts */
     CHECK_CU(cuStreamSynchronize(s));
     struct timespec idle = {0, 300000000};
@@ -54,12 +58,12 @@ static int shapes(void)
 
     for (int i = 0; i < 16; i++) {
         uint64_t a = step_now_ns();
-        CHECK_CU(cuLaunchKernel(fn, 2 + (unsigned)i, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+        CHECK_CU(cuLaunchKernel(fn, 2 + (unsigned)i, 1, 1, 32, 1, 1, 0, own[i], NULL, NULL));
         double us = (double)(step_now_ns() - a) / 1e3;
         slow += us > 150;
         if (us > worst) worst = us;
     }
-    CHECK_CU(cuStreamSynchronize(s));
+    CHECK_CU(cuCtxSynchronize());
     printf("16 new shapes below the cap: %d launch calls over 150 us, the longest %.0f us\n", slow,
            worst);
     CHECK(slow <= 1, "%d launch calls waited (the longest %.0f us)", slow, worst);

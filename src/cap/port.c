@@ -15,6 +15,11 @@ static CUresult no_event_record(CUevent ev, CUstream s)
     (void)ev, (void)s;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
+static CUresult no_stream_query(CUstream s)
+{
+    (void)s;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
 static CUresult no_event(CUevent ev)
 {
     (void)ev;
@@ -93,6 +98,8 @@ const cc_port_t cc_port_default = {
     .event_query = no_event,
     .event_elapsed = no_event_elapsed,
     .event_destroy = no_event,
+    .stream_query = no_stream_query,
+    .stream_query_ptsz = no_stream_query,
     .ctx_get_current = no_ctx,
     .stream_is_capturing = no_is_capturing,
     .stream_is_capturing_ptsz = no_is_capturing,

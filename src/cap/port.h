@@ -43,6 +43,15 @@ typedef struct cc_port {
     /* Frees ev (may block until work recorded on it is done). */
     CUresult (*event_destroy)(CUevent ev);
 
+    /* CUDA_SUCCESS once every launch and event recorded into s has
+     * completed, CUDA_ERROR_NOT_READY before; never blocks (cuStreamQuery).
+     * "Potentially unsafe" during a capture, and a use of the legacy stream
+     * (capture.h); the gate asks only while no capture is live. _ptsz: the
+     * per-thread default stream's semantics (the legacy entry where the
+     * driver has no _ptsz variant). */
+    CUresult (*stream_query)(CUstream s);
+    CUresult (*stream_query_ptsz)(CUstream s);
+
     /* --- driver: contexts and stream capture (cost.c, capture.c). */
     /* *ctx = the calling thread's current context (NULL when none). */
     CUresult (*ctx_get_current)(CUcontext *ctx);

@@ -38,6 +38,15 @@ static CUresult f_event_destroy(CUevent ev)
     CUresult r = in->event_destroy(ev);
     return cc_fault(CC_FP_EVENT_DESTROY) ? CUDA_ERROR_INVALID_HANDLE : r;
 }
+/* A stream's query failing as a context's sticky error makes it fail. */
+static CUresult f_stream_query(CUstream s)
+{
+    return cc_fault(CC_FP_STREAM_QUERY) ? CUDA_ERROR_ILLEGAL_ADDRESS : in->stream_query(s);
+}
+static CUresult f_stream_query_ptsz(CUstream s)
+{
+    return cc_fault(CC_FP_STREAM_QUERY) ? CUDA_ERROR_ILLEGAL_ADDRESS : in->stream_query_ptsz(s);
+}
 static CUresult f_ctx_get_current(CUcontext *ctx)
 {
     return cc_fault(CC_FP_CTX_CURRENT) ? CUDA_ERROR_NOT_INITIALIZED : in->ctx_get_current(ctx);
@@ -104,6 +113,8 @@ static const cc_port_t faulty = {
     .event_query = f_event_query,
     .event_elapsed = f_event_elapsed,
     .event_destroy = f_event_destroy,
+    .stream_query = f_stream_query,
+    .stream_query_ptsz = f_stream_query_ptsz,
     .ctx_get_current = f_ctx_get_current,
     .stream_is_capturing = f_is_capturing,
     .stream_is_capturing_ptsz = f_is_capturing_ptsz,

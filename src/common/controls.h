@@ -95,7 +95,8 @@
     X(CC_TEST_FREE_UNTIMED, "cap/compute/gate.c", "compute.deepq.long.control compute.deepq.short.control compute.deepq.new.control")              \
     X(CC_TEST_NO_HEADROOM, "cap/compute/gate.c", "compute.step.shapes.control")                                        \
     X(CC_TEST_CHARGE_CAPTURE, "cap/compute/gate.c", "compute.capture.time.control")                                    \
-    X(CC_TEST_DUP_SLOTS, "cap/compute/gate.c", "compute.deepq.warm.control_dup")                                    \
+    X(CC_TEST_DUP_SLOTS, "cap/compute/gate.c", "compute.deepq.warmstreams.control_dup")                                    \
+    X(CC_TEST_BUSY_SLOTS, "cap/compute/gate.c", "compute.deepq.warmnew.control_busy")                               \
     X(CC_TEST_NO_COMPUTE_REJOIN, "cap/compute/compute_setup.c", "compute.rejoin.fifo.control compute.rejoin.dir.control") \
     /* compute: elastic caps */                                                                                        \
     X(CC_TEST_NO_ELASTIC, "cap/compute/compute_setup.c", "compute.elastic.alone.control")                              \

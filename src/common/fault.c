@@ -44,6 +44,7 @@ static const char *const names[CC_FP_COUNT] = {
     [CC_FP_HOST_PID] = "host_pid",
     [CC_FP_NVML_PROCS] = "nvml_procs",
     [CC_FP_NVML_DEVICE] = "nvml_device",
+    [CC_FP_STREAM_QUERY] = "stream_query",
 };
 
 static int armed_point = -1;    /* the point that fails, -1: none */

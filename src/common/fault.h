@@ -62,6 +62,7 @@ typedef enum cc_fault_point {
     /* the hook layer's own NVML queries: the process list, a device's handle */
     CC_FP_NVML_PROCS,
     CC_FP_NVML_DEVICE,
+    CC_FP_STREAM_QUERY, /* the port's again (appended: the census's order) */
     CC_FP_COUNT
 } cc_fault_point_t;
 

@@ -140,12 +140,14 @@ void cc_port_real_install(void)
     CC_SYM(event_query, "cuEventQuery", d->event_query);
     CC_SYM(event_elapsed, "cuEventElapsedTime", d->event_elapsed);
     CC_SYM(event_destroy, "cuEventDestroy_v2", d->event_destroy);
+    CC_SYM(stream_query, "cuStreamQuery", d->stream_query);
     CC_SYM(ctx_get_current, "cuCtxGetCurrent", d->ctx_get_current);
     CC_SYM(stream_is_capturing, "cuStreamIsCapturing", d->stream_is_capturing);
     CC_SYM(exchange_capture_mode, "cuThreadExchangeStreamCaptureMode", d->exchange_capture_mode);
     /* No _ptsz variant (an old driver): the legacy one, as before. */
     CC_SYM(event_record_ptsz, "cuEventRecord_ptsz", real.event_record);
     CC_SYM(stream_is_capturing_ptsz, "cuStreamIsCapturing_ptsz", real.stream_is_capturing);
+    CC_SYM(stream_query_ptsz, "cuStreamQuery_ptsz", real.stream_query);
     /* Fault injection armed (tests only): every entry through its point. */
     cc_port_install(__atomic_load_n(&cc_fault_active, __ATOMIC_RELAXED) ? cc_port_with_faults(&real) : &real);
 }

@@ -12,6 +12,9 @@ Workers (run under the preload; each writes one line of results to OUT):
   frameworks.py eager SECONDS OUT        bf16 8192^2 matmuls, sync every 4.
   frameworks.py deepq N OUT              at start, N ~40 ms matmuls queued with
       no sync, then one sync; writes the wall time of the queue start (go).
+  frameworks.py deepqnew N OUT           as deepq after a warm-up (one small
+      matmul, a sync, 0.5 s idle: the bucket refilled), N matmuls of N new
+      shapes (24576 - 256 i rows, ~40 ms each): the slots beside the probe.
 Sampler (not preloaded):
   frameworks.py sample SECONDS OUT PIDFILE   NVML every 100 ms: device
       utilization and the per-process samples of the pids in PIDFILE, one
@@ -162,6 +165,20 @@ def deepq(n, out):
     torch.cuda.synchronize()
     out_line(out, f"go {go:.3f} queued_s {queued:.3f} done_s {time.time() - go:.2f}")
 
+def deepqnew(n, out):
+    import torch
+    a = torch.randn(24576, 24576, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn_like(a)
+    torch.mm(a[:64, :64], b[:64, :64])
+    torch.cuda.synchronize()
+    time.sleep(0.5)
+    go = time.time()
+    for i in range(n):
+        torch.mm(a[: 24576 - 256 * i], b)  # a row slice: a view, a new grid each
+    queued = time.time() - go
+    torch.cuda.synchronize()
+    out_line(out, f"go {go:.3f} queued_s {queued:.3f} done_s {time.time() - go:.2f}")
+
 def sample(secs, out, pidfile):
     import pynvml
     while not os.path.exists(pidfile):
@@ -210,6 +227,7 @@ if __name__ == "__main__":
     elif m == "triton": triton_loop(float(a[0]), a[1])
     elif m == "eager": eager(float(a[0]), a[1])
     elif m == "deepq": deepq(int(a[0]), a[1])
+    elif m == "deepqnew": deepqnew(int(a[0]), a[1])
     elif m == "sample": sample(float(a[0]), a[1], a[2])
     elif m == "stats": stats(a[0], float(a[1]), float(a[2]))
     else: sys.exit(__doc__)

@@ -3,7 +3,7 @@
 # built against the real libcuda), then real clients under the compute cap
 # with NVML sampled beside them (tests/gpu/frameworks.py). Usage:
 #   tests/gpu/frameworks.sh BUILD_DIR OUT_DIR
-#   PARTS="rules capture compile jax triton eager deepq" (the default: all)
+#   PARTS="rules capture compile jax triton eager deepq" (the default), deepqnew
 #   CAPS="30 60" for the capture part; N=100 captures; REPLAY=20 s.
 # Reports; docs/validation.md judges the figures.
 set -u
@@ -57,11 +57,16 @@ compile) capped compile-30 30 $((SECS - 4)) compile "$SECS" ;;
 jax) capped jax-30 30 $((SECS - 4)) jax "$SECS" ;;
 triton) capped triton-30 30 $((SECS - 4)) triton "$SECS" ;;
 eager) capped eager-30 30 $((SECS - 4)) eager "$SECS" ;;
-deepq)
-  for cap in 0 30; do
-    capped "deepq-$cap" "$cap" - deepq 50
+deepq|deepqnew)
+  # deepqnew: CONTROL_LIB (a control build of the library, e.g.
+  # cudacap_busy_slots) runs it once more at cap 30.
+  runs="0 30"; [ "$part" = deepqnew ] && runs="30 30 ${CONTROL_LIB:+control}"
+  for cap in $runs; do
+    if [ "$cap" = control ]; then LIB=$CONTROL_LIB capped "$part-control" 30 - "$part" 30
+    else capped "$part-$cap" "$cap" - "$part" $([ "$part" = deepq ] && echo 50 || echo 30); fi
     go=$(awk '{print $2}' "$LAST_ST/result" 2>/dev/null); done_s=$(awk '{print $6}' "$LAST_ST/result" 2>/dev/null)
     [ -n "$go" ] || continue
+    echo "   NVML first 1 s: $(python3 "$D/frameworks.py" stats "$LAST_ST/samples" "$go" "$(py "$go + 1")")"
     echo "   NVML first 2 s: $(python3 "$D/frameworks.py" stats "$LAST_ST/samples" "$go" "$(py "$go + 2")")"
     echo "   NVML whole run: $(python3 "$D/frameworks.py" stats "$LAST_ST/samples" "$go" "$(py "$go + $done_s")")"
   done ;;

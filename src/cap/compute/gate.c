@@ -54,10 +54,15 @@ void cc_gate_counts(struct cc_gate_counts *out)
  * 25-68 us in a launch call on the H200 under a 50 % cap (bare 12-18 us;
  * 16-20 us with 8 slots, where 7 of the 16 still waited: docs/validation.md,
  * 2026-12-02, pacing); 16 slots hold 16 shapes in flight at once. What that
- * lets run uncharged is bounded: 16 launches, and only once the container
- * has saved half a bucket (a queue at process start, on an empty bucket,
- * still waits); the timings then charge them, their debt bounded as every
- * correction's. */
+ * lets run uncharged is bounded: 16 launches, only once the container has
+ * saved half a bucket (a queue at process start, on an empty bucket, still
+ * waits), and only on a stream that has drained (stream_drained): each
+ * starts at once, so what runs uncharged is at most one kernel per idle
+ * stream while the probe is pending, never a queue. Before the last rule,
+ * 30 new shapes of 40 ms queued on one stream after a refill ran 16 of
+ * them free: 72 % of the device over the first second at cap 30
+ * (compute.deepq.warmnew). The timings then charge them, their debt bounded
+ * as every correction's. */
 static int *claim_slot(struct cc_compute_device *d, int from, int to)
 {
     for (int i = from; i < to; i++) {
@@ -92,6 +97,24 @@ static int *note_shape(struct cc_compute_device *d, int *slot, void *key, uint64
     return slot;
 }
 
+/* s has no work left: a launch there starts now, not behind a queue of
+ * unknown length. Only while no capture is live in the process (a query of
+ * the legacy stream beside a blocking capture would invalidate it) and in
+ * relaxed capture mode (a capture begun meanwhile by another thread in
+ * global mode forbids this thread's unsafe calls otherwise). A failed
+ * query: busy (the launch waits for the probe). The slow path only: a
+ * probe is pending. Cost: three driver calls (~1 us on the H200). */
+static int CC_CONTROL_POINT(stream_drained)(CUstream s, int ptsz)
+{
+    if (cc_capture_live()) return 0;
+    CUstreamCaptureMode saved;
+    if (cc_capture_relaxed_enter(&saved) != 0) return 0;
+    const cc_port_t *port = cc_port();
+    CUresult r = (ptsz ? port->stream_query_ptsz : port->stream_query)(s);
+    cc_capture_relaxed_leave(&saved);
+    return r == CUDA_SUCCESS;
+}
+
 static int CC_CONTROL_POINT(has_headroom)(const struct cc_compute_device *d)
 {
     const struct cc_compute_view *v = cc_compute_view(d);
@@ -99,8 +122,8 @@ static int CC_CONTROL_POINT(has_headroom)(const struct cc_compute_device *d)
 }
 
 /* The wait of admit_untimed; *slept and *dup_seen say how it went. */
-static int64_t wait_untimed(struct cc_compute_device *d, void *key, uint64_t blocks, int *measure, int **probe,
-                            uint64_t t0, int *slept, int *dup_seen)
+static int64_t wait_untimed(struct cc_compute_device *d, void *key, uint64_t blocks, CUstream s, int ptsz,
+                            int *measure, int **probe, uint64_t t0, int *slept, int *dup_seen)
 {
     uint64_t nap = 10000;
     for (;;) {
@@ -108,11 +131,13 @@ static int64_t wait_untimed(struct cc_compute_device *d, void *key, uint64_t blo
          * the probe are for other new shapes. Without this a deep queue of
          * one new shape after a refill (PyTorch's matmuls after its fill
          * kernels) ran 16 launches uncharged: 70 % busy over its first
-         * second at cap 30 (compute.deepq.warm; the H200: 42.7 % over 2 s). */
+         * second at cap 30 (compute.deepq.warm; the H200: 42.7 % over 2 s).
+         * On one stream stream_drained now holds that too; across streams
+         * (compute.deepq.warmstreams) only this does. */
         int dup = shape_pending(d, key, blocks);
         *dup_seen |= dup;
         if (!dup && (*probe = note_shape(d, claim_slot(d, 0, 1), key, blocks)) != NULL) return 0;
-        if (!dup && has_headroom(d) &&
+        if (!dup && has_headroom(d) && stream_drained(s, ptsz) &&
             (*probe = note_shape(d, claim_slot(d, 1, CC_UNTIMED_SLOTS), key, blocks)) != NULL)
             return 0;
         if (cc_mono_ns() - t0 > CC_PROBE_WAIT_NS) {
@@ -130,11 +155,11 @@ static int64_t wait_untimed(struct cc_compute_device *d, void *key, uint64_t blo
 }
 
 static int64_t CC_CONTROL_POINT(admit_untimed)(struct cc_compute_device *d, void *key, uint64_t blocks,
-                                               int *measure, int **probe)
+                                               CUstream s, int ptsz, int *measure, int **probe)
 {
     uint64_t t0 = cc_mono_ns();
     int slept = 0, dup_seen = 0;
-    int64_t est = wait_untimed(d, key, blocks, measure, probe, t0, &slept, &dup_seen);
+    int64_t est = wait_untimed(d, key, blocks, s, ptsz, measure, probe, t0, &slept, &dup_seen);
     count(&counts.new_shape, 1);
     if (slept) {
         count(&counts.shape_waited, 1);
@@ -175,7 +200,7 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
     int measure = CC_MEASURE_NO, *probe = NULL;
     /* The bucket's level picks the sampling interval (cost.c): two loads. */
     int64_t cost = cc_cost_estimate(key, blocks, &measure, has_headroom(d));
-    if (measure == CC_MEASURE_UNTIMED) cost = admit_untimed(d, key, blocks, &measure, &probe);
+    if (measure == CC_MEASURE_UNTIMED) cost = admit_untimed(d, key, blocks, s, ptsz, &measure, &probe);
     /* The bucket this launch uses, loaded once (the rejoin may switch it
      * meanwhile: this launch stays on the one it loaded, refund included).
      * One acquire load, a plain mov on x86: the rejoin's whole cost here. */
