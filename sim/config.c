@@ -57,6 +57,8 @@ static void load(void)
     g_cfg.pid_offset = env_long("CUDACAP_SIM_PID_OFFSET", 0);
     long ps = env_long("CUDACAP_SIM_PROC_SAMPLE_MS", 0);
     g_cfg.proc_sample_us = (uint64_t)(ps < 0 ? 0 : ps) * 1000ull;
+    long lag = env_long("CUDACAP_SIM_NVML_LAG_MS", 0);
+    g_cfg.nvml_lag_us = (uint64_t)(lag < 0 ? 0 : lag > 10000 ? 10000 : lag) * 1000ull;
     g_cfg.proc_sample_one = (int)env_long("CUDACAP_SIM_PROC_SAMPLE_ONE", 0);
     if (g_cfg.proc_sample_one < 0 || g_cfg.proc_sample_one > 2)
         g_cfg.proc_sample_one = 1;

@@ -222,7 +222,7 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
         /* The H200: one stepped value per sampling period, the last
          * completed one's (docs/validation.md, the 2026-12-01 watcher run), periods aligned
          * as the per-process samples' are. */
-        uint64_t now_us = sim_realtime_us(), end = now_us / P * P;
+        uint64_t now_us = sim_realtime_us(), end = sim_nvml_newest_end(now_us, P);
         int64_t off = (int64_t)(now_us * 1000ull) - (int64_t)now;
         if (end < P)
             return NVML_ERROR_UNKNOWN;
@@ -264,7 +264,7 @@ nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
     struct { uint64_t a, b, ts; } span[64];
     unsigned n = 0;
     if (P) {
-        for (uint64_t end = now_us / P * P; end > lastSeenTimeStamp && end + w / 1000 > now_us && end >= P &&
+        for (uint64_t end = sim_nvml_newest_end(now_us, P); end > lastSeenTimeStamp && end + w / 1000 > now_us && end >= P &&
                                             n < 64; end -= P) {
             span[n].a = (uint64_t)((int64_t)((end - P) * 1000ull) - off);
             span[n].b = (uint64_t)((int64_t)(end * 1000ull) - off);

@@ -138,7 +138,7 @@ static nvmlReturn_t proc_util_periodic(int d, nvmlProcessUtilizationSample_t *ou
     uint64_t gend[64];
     unsigned ng = 0;
     /* newest period first, so a full table keeps the newest samples */
-    for (uint64_t end = now_us / P * P; end > last_seen && end + w_us > now_us && end >= P && ng < 64; end -= P) {
+    for (uint64_t end = sim_nvml_newest_end(now_us, P); end > last_seen && end + w_us > now_us && end >= P && ng < 64; end -= P) {
         int64_t a0 = (int64_t)((end - P) * 1000ull) - off, b0 = (int64_t)(end * 1000ull) - off;
         unsigned first = n;
         gfirst[ng] = n, gend[ng++] = end;

@@ -33,6 +33,16 @@ uint64_t sim_realtime_us(void)
     return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* The H200 shows a period's utilization some time after the period ends
+ * (docs/validation.md, 2026-12-04: a queue started at t read 0 % in the
+ * samples published up to t + 0.2-0.5 s); CUDACAP_SIM_NVML_LAG_MS models it. */
+uint64_t sim_nvml_newest_end(uint64_t now_us, uint64_t P)
+{
+    uint64_t lag = sim_config()->nvml_lag_us;
+    uint64_t at = now_us > lag ? now_us - lag : 0;
+    return at / P * P;
+}
+
 void sim_sleep_until(uint64_t mono_ns)
 {
     struct timespec ts = { (time_t)(mono_ns / 1000000000ull), (long)(mono_ns % 1000000000ull) };

@@ -65,6 +65,7 @@ struct sim_config {
     int64_t pid_offset;
     uint64_t proc_sample_us;  /* CUDACAP_SIM_PROC_SAMPLE_MS; 0: samples cover [lastSeen, now] */
     int proc_sample_one;      /* CUDACAP_SIM_PROC_SAMPLE_ONE: one pid per periodic sample (2: sticky) */
+    uint64_t nvml_lag_us;     /* CUDACAP_SIM_NVML_LAG_MS: a period's samples appear this long after it ends */
     uint64_t ctx_create_ns;   /* CUDACAP_SIM_CTX_CREATE_MS: primary context creation time */
     uint32_t slowdown_pct;    /* CUDACAP_SIM_SLOWDOWN_PCT: a kernel's extra time at a busy device */
     int no_stream_device;     /* CUDACAP_SIM_NO_STREAM_DEVICE=1: cuStreamGetDevice unsupported (a pre-12.8 driver) */
@@ -76,6 +77,9 @@ void sim_config_reset(void);
 uint64_t sim_env_size(const char *name, uint64_t dflt); /* cc_parse_size, or dflt */
 uint64_t sim_now_ns(void);              /* CLOCK_MONOTONIC */
 uint64_t sim_realtime_us(void);
+/* Periodic samples (CUDACAP_SIM_PROC_SAMPLE_MS = P): the end of the newest
+ * period whose samples NVML shows at now_us, the lag taken off. */
+uint64_t sim_nvml_newest_end(uint64_t now_us, uint64_t P);
 void sim_sleep_until(uint64_t mono_ns);
 
 /* Maps the state file (once per process); NULL on failure. */

@@ -4,6 +4,8 @@
  *          at its cap; AIMD cuts at most once per cooldown; the idle bypass
  *          targets one nominal period and freezes share; a throttle-free
  *          light load never winds share up; losing exclusivity resets once.
+ *   start  a queue after a pause, its samples lagging: the share holds
+ *          (start() says how; control compute.controller.start.control).
  *   aimd   4 processes take turns running the refill election and the AIMD
  *          controller on one shared line with a sample that stays over the cap: cuts never
  *          fire on consecutive refills (md_cooldown is shared). Control:
@@ -317,6 +319,61 @@ static void idle_decay(void)
     CHECK(st.share == 40000000, "a share under nominal moved to %lld while idle", (long long)st.share);
 }
 
+/* A deep queue after a pause, alone on the device, its cost model right
+ * (the plant at exactly cap x share / nominal): throttled from the first
+ * refill on, and NVML's samples LAG refills behind, so the first ones
+ * describe the pause (0 %). On the H200 those samples came 0.1-0.2 s after
+ * the first launch and the share rose from 30 to 43.6 ms a period
+ * (docs/validation.md, 2026-12-04). The share must stay at nominal, for a
+ * lag of 1 to 4 refills. Without the run of throttled refills
+ * (compute.controller.start.control: raised on the first) it rises 0.3
+ * nominal on the first such sample, every time: no timing decides. */
+static void start(void)
+{
+    const uint32_t cap = 300;
+    const int64_t nominal = 30000000;
+    for (int lag = 1; lag <= 4; lag++) {
+        cc_ctrl_state_t st = cc_ctrl_initial(cap, nominal);
+        uint32_t seen[64] = {0}; /* the plant's utilization at each refill */
+        int64_t top = st.share;
+        for (int c = 0; c < 40; c++) {
+            seen[c] = plant(st.share, nominal, cap, 1.0, 1000);
+            cc_ctrl_input_t in = {.kind = CC_CTRL_AUTO, .cap_pm = cap, .sample_valid = 1,
+                                  .user_pm = c >= lag ? seen[c - lag] : 0, .throttled = 1,
+                                  .nominal = nominal};
+            in.sys_pm = in.user_pm;
+            cc_ctrl_output_t out;
+            st = cc_ctrl_step(st, &in, &out);
+            if (st.share > top) top = st.share;
+        }
+        printf("start, samples %d refills behind: share at most %.1f ms a period (nominal %.1f)\n", lag,
+               top / 1e6, nominal / 1e6);
+        CHECK(top <= nominal + nominal / 20, "lag %d: the share rose to %.1f ms on the pause's samples", lag,
+              top / 1e6);
+    }
+    /* The run needs the waits to be unbroken: a light load that waits every
+     * other period, its samples low, never winds the share up. */
+    cc_ctrl_state_t st = cc_ctrl_initial(cap, nominal);
+    for (int c = 0; c < 40; c++) {
+        cc_ctrl_input_t in = {.kind = CC_CTRL_AUTO, .cap_pm = cap, .sample_valid = 1, .user_pm = 150,
+                              .sys_pm = 150, .throttled = c % 2, .nominal = nominal};
+        cc_ctrl_output_t out;
+        st = cc_ctrl_step(st, &in, &out);
+    }
+    CHECK(st.share == nominal, "waits every other period wound the share to %.1f ms", st.share / 1e6);
+    /* And a model that over-charges (the plant at 0.6x) is still corrected
+     * once the waits run on: the share rises after the run. */
+    st = cc_ctrl_initial(cap, nominal);
+    for (int c = 0; c < CC_CTRL_UP_RUN + 3; c++) {
+        cc_ctrl_input_t in = {.kind = CC_CTRL_AUTO, .cap_pm = cap, .sample_valid = 1, .user_pm = 180,
+                              .sys_pm = 180, .throttled = 1, .nominal = nominal};
+        cc_ctrl_output_t out;
+        st = cc_ctrl_step(st, &in, &out);
+    }
+    CHECK(st.share > nominal, "a held-down container's share did not rise after %d throttled refills",
+          CC_CTRL_UP_RUN + 3);
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "all";
@@ -325,5 +382,6 @@ int main(int argc, char **argv)
     if (!strcmp(which, "idle") || !strcmp(which, "all")) idle_decay();
     if (!strcmp(which, "aimd") || !strcmp(which, "all")) aimd_mp();
     if (!strcmp(which, "contended") || !strcmp(which, "all")) contended();
+    if (!strcmp(which, "start") || !strcmp(which, "all")) start();
     CHECK_EXIT();
 }

@@ -139,15 +139,19 @@ _Static_assert(offsetof(cc_compute_elastic_t, restore_pm) == 28, "elastic restor
  * which process waited for tokens last, and when two processes' waits last
  * overlapped. While they overlap (within CC_PACE_WINDOW_NS) the waiters pay
  * tokens in lumps; otherwise each launch is paid exactly what it needs.
- * Written by waiting launches only (relaxed: a hint, never a guard). */
+ * Written by waiting launches only (relaxed: a hint, never a guard), except
+ * throttle_run, the refill winner's. */
 typedef struct cc_compute_pace {
     uint32_t pid;      /* the process (its pid here) that waited last; 0 = none */
-    uint32_t pad;
+    uint32_t throttle_run; /* the controller's: refills in a row that found a launch had waited
+                            * (the refill winner's, src/cap/compute/refill.c; a zero "pad" before
+                            * 2026-12-04, so an older process reads 0 and never writes it) */
     uint64_t wait_ns;  /* when it last waited */
     uint64_t multi_ns; /* the last wait that found another process's wait recent; 0 = never */
     uint64_t pad2;
 } cc_compute_pace_t;
 _Static_assert(sizeof(cc_compute_pace_t) == 32, "pace slot");
+_Static_assert(offsetof(cc_compute_pace_t, throttle_run) == 4, "pace throttle_run");
 _Static_assert(offsetof(cc_compute_pace_t, wait_ns) == 8, "pace wait_ns");
 _Static_assert(offsetof(cc_compute_pace_t, multi_ns) == 16, "pace multi_ns");
 

@@ -122,7 +122,8 @@ const char *snap_check_compute(const void *region, char *buf, size_t len)
             BAD("device line %u: elastic state out of range", i);
         if (e->counted_ns > now + FUTURE_NS) BAD("device line %u: elastic stamp in the future", i);
         const cc_compute_pace_t *pc = &r->pace[i];
-        if (pc->pid > PID_MAX || pc->pad || pc->pad2) BAD("device line %u: pacing pid or padding", i);
+        if (pc->pid > PID_MAX || pc->throttle_run > 255 || pc->pad2)
+            BAD("device line %u: pacing pid, throttled run or padding", i);
         if (pc->wait_ns > now + FUTURE_NS || pc->multi_ns > now + FUTURE_NS)
             BAD("device line %u: pacing stamp in the future", i);
     }

@@ -51,10 +51,11 @@ static void exit_report(void)
     if (g.new_shape || g.timed || g.token_waited)
         say(line, snprintf(line, sizeof line,
                            "cudacap[%d]: gate new shapes %llu (waited %llu, %llu of them for the same shape; "
-                           "%.3f ms), timed %llu, token waits %llu (%.3f ms)\n",
+                           "%.3f ms), timed %llu, token waits %llu (%.3f ms), settled %.3f ms (%.3f ms forgiven)\n",
                            (int)getpid(), (unsigned long long)g.new_shape, (unsigned long long)g.shape_waited,
                            (unsigned long long)g.shape_dup, g.shape_wait_ns / 1e6, (unsigned long long)g.timed,
-                           (unsigned long long)g.token_waited, g.token_wait_ns / 1e6));
+                           (unsigned long long)g.token_waited, g.token_wait_ns / 1e6, g.settled_ns / 1e6,
+                           g.forgiven_ns / 1e6));
 }
 
 void cc_stats_register_exit_report(void) { atexit(exit_report); }

@@ -19,6 +19,10 @@ static int64_t first_auto(cc_ctrl_state_t *st, const cc_ctrl_input_t *in, cc_ctr
 #define idle_share(share, nominal) ((void)(nominal), (share))
 #endif
 
+#ifdef CC_TEST_UP_AT_ONCE /* compute.controller.start.control: share raised on the first throttled refill */
+#define up_allowed(st, in) ((void)(st), (in)->throttled)
+#endif
+
 #include "cap/compute/controller.c"
 
 #ifdef CC_TEST_FIRST_CONTROLLER
@@ -26,6 +30,6 @@ static int64_t first_auto(cc_ctrl_state_t *st, const cc_ctrl_input_t *in, cc_ctr
 {
     if (!st->excl_debounced && in->user_pm > st->up_limit_pm + 50) return aimd_law(st, in, st->up_limit_pm, out);
     if (st->md_cooldown) st->md_cooldown--;
-    return delta_law(st->share, in, st->up_limit_pm, 0.3);
+    return delta_law(st->share, in, st->up_limit_pm, 0.3, up_allowed(st, in));
 }
 #endif

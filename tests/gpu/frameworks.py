@@ -15,10 +15,15 @@ Workers (run under the preload; each writes one line of results to OUT):
   frameworks.py deepqnew N OUT           as deepq after a warm-up (one small
       matmul, a sync, 0.5 s idle: the bucket refilled), N matmuls of N new
       shapes (24576 - 256 i rows, ~40 ms each): the slots beside the probe.
+      OUT.ends: when each matmul ended (ms after the first); PROFILE=1 adds
+      OUT.prof, CUPTI's kernel records through torch.profiler: the device's
+      busy time over the kernels' span, and each kernel's duration.
 Sampler (not preloaded):
   frameworks.py sample SECONDS OUT PIDFILE   NVML every 100 ms: device
       utilization and the per-process samples of the pids in PIDFILE, one
       line per poll: t dev_util group_util|-  (- : no new per-process sample)
+  frameworks.py trace SECONDS OUT REGION    the bucket, the share and the
+      published sample of a compute region's first line every 10 ms.
   frameworks.py stats OUT FROM TO            avg and p90 of both columns of a
       sample file over [FROM, TO) seconds of wall time."""
 import os, sys, time
@@ -172,12 +177,58 @@ def deepqnew(n, out):
     torch.mm(a[:64, :64], b[:64, :64])
     torch.cuda.synchronize()
     time.sleep(0.5)
+    prof = None
+    if os.environ.get("PROFILE"):  # CUPTI's kernel records: the device time itself
+        from torch.profiler import profile, ProfilerActivity
+        prof = profile(activities=[ProfilerActivity.CUDA])
+        prof.__enter__()
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
     go = time.time()
     for i in range(n):
         torch.mm(a[: 24576 - 256 * i], b)  # a row slice: a view, a new grid each
+        ends[i].record()
     queued = time.time() - go
     torch.cuda.synchronize()
-    out_line(out, f"go {go:.3f} queued_s {queued:.3f} done_s {time.time() - go:.2f}")
+    done = time.time() - go
+    # When each matmul ended, ms after the first one ended.
+    open(out + ".ends", "w").write(" ".join(f"{ends[0].elapsed_time(e):.0f}" for e in ends) + "\n")
+    if prof:
+        prof.__exit__(None, None, None)
+        ks = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
+                    if e.device_type == torch.autograd.DeviceType.CUDA and e.time_range.end > e.time_range.start)
+        busy, cur = 0.0, None
+        for s, e in ks:  # the union of kernel intervals, us
+            if cur and s <= cur[1]:
+                cur[1] = max(cur[1], e)
+            else:
+                busy += cur[1] - cur[0] if cur else 0
+                cur = [s, e]
+        busy += cur[1] - cur[0] if cur else 0
+        span = ks[-1][1] - ks[0][0] if ks else 0
+        open(out + ".prof", "w").write(
+            f"kernels {len(ks)} busy_ms {busy / 1e3:.1f} span_ms {span / 1e3:.1f} busy_pct "
+            f"{100 * busy / span if span else 0:.1f} durations_ms "
+            + " ".join(f"{(e - s) / 1e3:.1f}" for s, e in ks) + "\n")
+    out_line(out, f"go {go:.3f} queued_s {queued:.3f} done_s {done:.2f}")
+
+def trace(secs, out, region):
+    """The container's first compute line (compute.region, dev[0]) every
+    10 ms: t tokens_ms share_ms user_pct device_pct throttled."""
+    import struct
+    while not os.path.exists(region):
+        time.sleep(0.01)
+    t0 = time.time()
+    with open(out, "w", buffering=1) as f, open(region, "rb", buffering=0) as r:  # unbuffered: a buffered seek would re-read its own copy
+        while time.time() - t0 < secs:
+            r.seek(64)
+            b = r.read(64)
+            if len(b) == 64:
+                tok, _, share = struct.unpack_from("<qQq", b, 0)
+                sample, = struct.unpack_from("<I", b, 36)
+                thr, = struct.unpack_from("<I", b, 48)
+                f.write(f"{time.time():.3f} {tok / 1e6:.2f} {share / 1e6:.2f} "
+                        f"{(sample & 0xffff) / 10:.1f} {(sample >> 16) / 10:.1f} {thr}\n")
+            time.sleep(0.01)
 
 def sample(secs, out, pidfile):
     import pynvml
@@ -230,4 +281,5 @@ if __name__ == "__main__":
     elif m == "deepqnew": deepqnew(int(a[0]), a[1])
     elif m == "sample": sample(float(a[0]), a[1], a[2])
     elif m == "stats": stats(a[0], float(a[1]), float(a[2]))
+    elif m == "trace": trace(float(a[0]), a[1], a[2])
     else: sys.exit(__doc__)

@@ -5,6 +5,8 @@
 #   tests/gpu/frameworks.sh BUILD_DIR OUT_DIR
 #   PARTS="rules capture compile jax triton eager deepq" (the default), deepqnew
 #   CAPS="30 60" for the capture part; N=100 captures; REPLAY=20 s.
+#   TRACE=1: the compute region's bucket and share every 10 ms beside each
+#   capped run (frameworks.py trace), summarized for deepq/deepqnew.
 # Reports; docs/validation.md judges the figures.
 set -u
 B=${1:-build}; O=${2:-/tmp/frameworks}; mkdir -p "$O"
@@ -21,16 +23,21 @@ capped() {
   local name=$1 cap=$2 win=$3; shift 3
   local st; st=$(mktemp -d); local res=$st/result
   if [ "$cap" = 0 ]; then
-    python3 "$D/frameworks.py" "$@" "$res" > "$st/log" 2>&1 &
+    env ${EXTRA_ENV:-} python3 "$D/frameworks.py" "$@" "$res" > "$st/log" 2>&1 &
   else
-    env CUDACAP_STATE_DIR="$st" CUDACAP_SM_LIMIT="$cap" LD_PRELOAD="$LIB" \
+    env CUDACAP_STATE_DIR="$st" CUDACAP_SM_LIMIT="$cap" LD_PRELOAD="$LIB" ${EXTRA_ENV:-} \
       python3 "$D/frameworks.py" "$@" "$res" > "$st/log" 2>&1 &
   fi
   local pid=$!
   echo $pid > "$st/pids"
   python3 "$D/frameworks.py" sample 400 "$st/samples" "$st/pids" &
-  local spid=$!
+  local spid=$! tpid=
+  # TRACE=1: the region's bucket and share every 10 ms, to O/trace.NAME.K.
+  RUNS=$((${RUNS:-0} + 1))
+  [ -n "${TRACE:-}" ] && [ "$cap" != 0 ] && {
+    python3 "$D/frameworks.py" trace 400 "$O/trace.$name.$RUNS" "$st/compute.region" & tpid=$!; }
   wait $pid; local rc=$?
+  [ -n "$tpid" ] && { kill $tpid 2>/dev/null; wait $tpid 2>/dev/null; }
   local end; end=$(date +%s.%N)
   sleep 0.3; kill $spid 2>/dev/null; wait $spid 2>/dev/null
   cp "$st/samples" "$O/samples.$name" 2>/dev/null
@@ -60,14 +67,35 @@ eager) capped eager-30 30 $((SECS - 4)) eager "$SECS" ;;
 deepq|deepqnew)
   # deepqnew: CONTROL_LIB (a control build of the library, e.g.
   # cudacap_busy_slots) runs it once more at cap 30.
-  runs="0 30"; [ "$part" = deepqnew ] && runs="30 30 ${CONTROL_LIB:+control}"
+  # NEW_RUNS (deepqnew): the caps run, 0 bare (default "30 30"); QN
+  # matmuls (default 30). EXTRA_ENV goes to capped runs (e.g.
+  # CUDACAP_COUNT_CALLS=1: the gate's counts, printed; PROFILE=1: CUPTI's
+  # kernel records, printed).
+  runs="0 30"; [ "$part" = deepqnew ] && runs="${NEW_RUNS:-30 30} ${CONTROL_LIB:+control}"
   for cap in $runs; do
     if [ "$cap" = control ]; then LIB=$CONTROL_LIB capped "$part-control" 30 - "$part" 30
-    else capped "$part-$cap" "$cap" - "$part" $([ "$part" = deepq ] && echo 50 || echo 30); fi
+    else capped "$part-$cap" "$cap" - "$part" $([ "$part" = deepq ] && echo 50 || echo "${QN:-30}"); fi
+    [ -s "$LAST_ST/result.ends" ] && echo "   ends (ms after the first): $(cat "$LAST_ST/result.ends")"
+    [ -s "$LAST_ST/result.prof" ] && echo "   CUPTI: $(cat "$LAST_ST/result.prof")"
+    grep -h "gate new shapes" "$LAST_ST/log" | sed 's/^/   /'
     go=$(awk '{print $2}' "$LAST_ST/result" 2>/dev/null); done_s=$(awk '{print $6}' "$LAST_ST/result" 2>/dev/null)
     [ -n "$go" ] || continue
     echo "   NVML first 1 s: $(python3 "$D/frameworks.py" stats "$LAST_ST/samples" "$go" "$(py "$go + 1")")"
     echo "   NVML first 2 s: $(python3 "$D/frameworks.py" stats "$LAST_ST/samples" "$go" "$(py "$go + 2")")"
     echo "   NVML whole run: $(python3 "$D/frameworks.py" stats "$LAST_ST/samples" "$go" "$(py "$go + $done_s")")"
+    [ -n "${TRACE:-}" ] && [ -s "$O/trace.$part-$cap.$RUNS" ] || continue
+    python3 - "$O/trace.$part-$cap.$RUNS" "$go" <<'PY'
+import sys
+rows = [l.split() for l in open(sys.argv[1])]; go = float(sys.argv[2])
+# the share (ms per 100 ms), the bucket (ms) and the published sample
+# (container %), every 100 ms from 0.2 s before go
+out, nxt = [], -0.2
+for r in rows:
+    t = float(r[0]) - go
+    if t >= nxt:
+        out.append(f"{t:+.1f}s {r[2]}/{r[1]}/{r[3]}")
+        nxt += 0.1
+print("   trace (share ms / bucket ms / container %): " + " ".join(out[:60]))
+PY
   done ;;
 esac; done

@@ -3,7 +3,10 @@
 # compute cap, each capped run against bare in the same run
 # (tests/gpu/step_latency.py). Usage:
 #   tests/gpu/pacing.sh BUILD_DIR OUT_DIR
-#   PARTS="decode tiny shapes tokloop gpt2" (the default: all)
+#   PARTS="decode tiny shapes tokloop gpt2" (the default: all), clock
+#   clock: the graph decode loop bare at each cap's duty cycle (STEP_DUTY:
+#   the device idle between steps as the cap would leave it, so at the SM
+#   clock a capped run gets) against capped: steps/s of cap x bare there.
 #   CAPS="20 30 50 70 90" for decode; SECS=4 measured per decode run;
 #   GPT2_RUNS=5, TOKENS=64; PIN="taskset -c 4,5" runs every worker, bare
 #   and capped, on the same cores (a launch-bound generate varied 6-13 ms a
@@ -54,6 +57,16 @@ decode)
       case $r in FAILED*) echo "| $cap | $r |"; continue ;; esac
       echo "| $cap | $(py "round($crate / $brate, 3)") | $c50 | $c99 | $cmax | $(py "round($b50 * 100 / $cap, 2)") | $(py "round($c99 / ($b50 * 100 / $cap), 2)") | $cnv |"
     done
+  done ;;
+clock)
+  echo "== clock: decode graph ($SECS s measured), bare at the cap's duty cycle against capped"
+  echo "| cap | bare-at-duty p50 ms | its NVML | capped steps/s | cap x bare-at-duty steps/s | capped / bare-at-duty, points over cap | capped p50 ms | capped NVML |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+  for cap in $CAPS; do
+    r=$(STEP_DUTY=$cap w 0 decode graph "$SECS"); read -r d50 _ _ _ _ _ dnv <<< "$r"
+    r=$(w "$cap" decode graph "$SECS"); read -r c50 _ _ crate _ _ cnv <<< "$r"
+    case $r in FAILED*) echo "| $cap | $r |"; continue ;; esac
+    echo "| $cap | $d50 | $dnv | $crate | $(py "round($cap * 10 / $d50, 1)") | $(py "round($crate * $d50 / 10 - $cap, 2)") | $c50 | $cnv |"
   done ;;
 tiny|shapes)
   a=(); [ $part = tiny ] && a=(3)

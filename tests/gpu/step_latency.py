@@ -8,6 +8,10 @@ run by tests/gpu/pacing.sh. Each worker writes one line of results to OUT
       synchronize; 2 s warm-up, SECS measured.
       OUT: p50_ms p99_ms max_ms steps_per_s t_from t_to (the measured
       window in wall-clock seconds, for the NVML sampler beside it)
+      STEP_DUTY=D (percent): after each step the host idles so that the
+      device is busy D % of the time (the step's own time x (100/D - 1)),
+      and a step is timed alone: bare at a cap's duty cycle, so at the
+      clock the device runs at under that cap.
   step_latency.py tiny SECS OUT          an empty CuPy kernel, launched and
       synchronised one by one: launch-to-completion. OUT: p50_us p99_us
   step_latency.py shapes OUT             16 grid sizes x 62 launches of an
@@ -28,7 +32,7 @@ run by tests/gpu/pacing.sh. Each worker writes one line of results to OUT
       cost is told apart from the 1.0-2.1x that separate processes differ
       by. OUT: one line per block: capped uncapped ratio (means of its two
       phases each); the summary is printed."""
-import statistics, sys, time
+import os, statistics, sys, time
 
 
 def out_line(path, s):
@@ -65,6 +69,7 @@ def decode(mode, secs, out):
         with torch.cuda.graph(g):
             step()
         run = g.replay
+    duty = float(os.environ.get("STEP_DUTY", "0") or 0)
     times, t_end_warm = [], time.perf_counter() + 2.0
     t_end = t_end_warm + secs
     wall_from = time.time() + 2.0
@@ -75,6 +80,12 @@ def decode(mode, secs, out):
         now = time.perf_counter()
         if prev >= t_end_warm:
             times.append(now - prev)
+        if duty:
+            spin_until = now + (now - prev) * (100.0 / duty - 1)
+            time.sleep(max(0.0, spin_until - time.perf_counter() - 0.0002))
+            while time.perf_counter() < spin_until:
+                pass
+            now = time.perf_counter()
         prev = now
         if now >= t_end:
             break

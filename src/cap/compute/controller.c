@@ -31,14 +31,30 @@ static inline unsigned CC_CONTROL_POINT(excl_debounce)(uint8_t raw)
     return raw ? CC_CTRL_EXCL_ENTER : CC_CTRL_EXCL_LEAVE;
 }
 
+/* A reading under the target may raise the share only once the container
+ * has been throttled for CC_CTRL_UP_RUN refills in a row: a sample covers
+ * a window that ended before it was read (NVML shows a period some time
+ * after it ends), so the first samples after a queue starts describe the
+ * idle time before it. Read while throttled, they raised the share at
+ * once: on the H200 a deep queue after a 0.5 s pause wound the share from
+ * 30 to 43.6 ms a period on a 0 % sample 0.2 s after its first launch, and
+ * its 30 matmuls ran at 36.8-39.7 % of the device (CUPTI) under a 30 % cap
+ * (docs/validation.md, 2026-12-04). Five periods: the H200's samples
+ * showed a queue's work 0.3-0.6 s after it began. A correction the model
+ * needs (a container held under its cap) waits those periods once. */
+static inline int CC_CONTROL_POINT(up_allowed)(const cc_ctrl_state_t *st, const cc_ctrl_input_t *in)
+{
+    return in->throttled && st->throttle_run >= CC_CTRL_UP_RUN;
+}
+
 /* Delta: an integral law on the relative error, in units of nominal.
  * Tokens are device time, so utilization is proportional to share while
  * demand exceeds supply; a gain of 0.3 per cycle closes a model error in a
  * few cycles and stays stable with the one or two cycles of lag of queued
  * work and of the sample. Additive, not multiplicative: a multiplicative
- * step drifts down on a noisy signal (x0.75 then x1.25 is 0.94). Upward steps need evidence of demand (throttled):
- * otherwise an idle or light container would wind share up and burst when
- * it wakes.
+ * step drifts down on a noisy signal (x0.75 then x1.25 is 0.94). Upward steps need evidence of demand
+ * over the whole window the sample covers (up_allowed): otherwise an idle or light container would wind share up
+ * and burst when it wakes.
  * The gain is 0.3 while the container is alone on the device and
  * CC_CTRL_SHARED_GAIN while others use it too: then NVML's per-process
  * samples can be right only on average (on the H200, with two containers
@@ -48,11 +64,11 @@ static inline unsigned CC_CONTROL_POINT(excl_debounce)(uint8_t raw)
  * held 20-37 % and 37-60 % on the simulator's model of it. The cost model
  * (tokens are device time) keeps a container near its cap meanwhile; the
  * low gain corrects its bias over a few seconds of samples. */
-static int64_t delta_law(int64_t share, const cc_ctrl_input_t *in, uint32_t target, double gain)
+static int64_t delta_law(int64_t share, const cc_ctrl_input_t *in, uint32_t target, double gain, int up)
 {
     int32_t err = (int32_t)target - (int32_t)in->user_pm;
     if (err > -CC_CTRL_DEADBAND_PM && err < CC_CTRL_DEADBAND_PM) return share;
-    if (err > 0 && !in->throttled) return share;
+    if (err > 0 && !up) return share;
     /* No clamp inside the normal range: on a quantized signal (a 50 ms
      * kernel makes 100 ms samples of 0 or 50 %) an asymmetric clamp biases
      * the average. Only a gross excess (over 4x the cap) is clamped. */
@@ -78,7 +94,7 @@ static int64_t aimd_law(cc_ctrl_state_t *st, const cc_ctrl_input_t *in, uint32_t
             st->md_cooldown = CC_CTRL_AIMD_COOLDOWN;
             out->md_fired = 1;
         }
-    } else if (in->user_pm + CC_CTRL_AIMD_BAND_PM < target && in->throttled) {
+    } else if (in->user_pm + CC_CTRL_AIMD_BAND_PM < target && up_allowed(st, in)) {
         share += in->nominal / 16;
     }
     return share;
@@ -133,7 +149,7 @@ static inline int64_t CC_CONTROL_POINT(auto_law)(cc_ctrl_state_t *st, const cc_c
 {
     if (st->md_cooldown) st->md_cooldown--;
     double gain = st->excl_debounced ? 0.3 : CC_CTRL_SHARED_GAIN;
-    return delta_law(st->share, in, st->up_limit_pm, gain);
+    return delta_law(st->share, in, st->up_limit_pm, gain, up_allowed(st, in));
 }
 
 cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
@@ -146,6 +162,8 @@ cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
     if (st.excl_streak > CC_CTRL_EXCL_ENTER) st.excl_streak = CC_CTRL_EXCL_ENTER;
     st.excl_debounced = st.excl_debounced != 0;
     st.lost_excl_pending = st.lost_excl_pending != 0;
+    /* Every refill, whatever the sample: the run is of refills. */
+    st.throttle_run = !in->throttled ? 0 : st.throttle_run < 255 ? (uint8_t)(st.throttle_run + 1) : 255;
     st.up_limit_pm = in->cap_pm;
     if (in->nominal <= 0) return st;
     if (st.share <= 0) st.share = in->nominal;

@@ -21,6 +21,7 @@ typedef struct cc_ctrl_state {
     uint8_t excl_debounced;
     uint8_t excl_streak;
     uint8_t lost_excl_pending;
+    uint8_t throttle_run; /* refills in a row that found a launch had waited (up to 255) */
 } cc_ctrl_state_t;
 
 typedef struct cc_ctrl_input {
@@ -51,6 +52,7 @@ typedef struct cc_ctrl_output {
 #define CC_CTRL_EXCL_PM 10         /* others use < 1 %: exclusive */
 #define CC_CTRL_EXCL_ENTER 30      /* samples without others to count as alone */
 #define CC_CTRL_EXCL_LEAVE 2       /* samples with others to count as shared */
+#define CC_CTRL_UP_RUN 5           /* throttled refills in a row before share may rise */
 
 /* The state a freshly claimed device starts from. */
 cc_ctrl_state_t cc_ctrl_initial(uint32_t cap_pm, int64_t nominal);

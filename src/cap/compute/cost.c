@@ -19,6 +19,7 @@
 #include "cap/compute/bucket.h"
 #include "cap/compute/capture.h"
 #include "cap/compute/compute.h"
+#include "cap/compute/gate.h"
 #include "common/controls.h"
 #include "common/log.h"
 #include "cap/port.h"
@@ -239,8 +240,10 @@ static void settle(cc_compute_dev_t *line, int64_t est, int64_t charged)
     int64_t floor = 3 * sh;
     int64_t cur = __atomic_load_n(&line->tokens, __ATOMIC_RELAXED);
     cur = cur < CC_BUCKET_MIN ? CC_BUCKET_MIN : cur > -CC_BUCKET_MIN ? -CC_BUCKET_MIN : cur;
+    int64_t want = c;
     if (c > 0 && cur - c < -floor) c = cur + floor > 0 ? cur + floor : 0;
     cc_bucket_charge(&line->tokens, c);
+    cc_gate_note_settled(est, want - c);
 }
 
 /* A timing that failed (the driver refused the elapsed time or the query):

@@ -27,6 +27,12 @@ static struct cc_gate_counts counts;
 
 static inline void count(uint64_t *c, uint64_t n) { __atomic_fetch_add(c, n, __ATOMIC_RELAXED); }
 
+void cc_gate_note_settled(int64_t est, int64_t forgiven)
+{
+    if (est > 0) count(&counts.settled_ns, (uint64_t)est);
+    if (forgiven > 0) count(&counts.forgiven_ns, (uint64_t)forgiven);
+}
+
 void cc_gate_counts(struct cc_gate_counts *out)
 {
     uint64_t *from = (uint64_t *)&counts, *to = (uint64_t *)out;

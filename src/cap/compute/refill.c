@@ -77,6 +77,9 @@ void cc_watch_refill(struct cc_compute_device *d, const struct cc_compute_view *
         .excl_streak = __atomic_load_n(&line->excl_streak, __ATOMIC_RELAXED),
         .lost_excl_pending = __atomic_load_n(&line->lost_excl_pending, __ATOMIC_RELAXED),
     };
+    /* From a shared file: clamped to what cc_ctrl_step stores. */
+    uint32_t run = v->drip.pace ? __atomic_load_n(&v->drip.pace->throttle_run, __ATOMIC_RELAXED) : 0;
+    st.throttle_run = run > 255 ? 255 : (uint8_t)run;
     /* The cap moved (the limits file, compute_live.c): the target the line
      * ran against is outside the new hard..soft range. The share learned
      * there moves with it in proportion, once (whoever refills first stores
@@ -138,6 +141,7 @@ void cc_watch_refill(struct cc_compute_device *d, const struct cc_compute_view *
     __atomic_store_n(&line->up_limit_pm, st.up_limit_pm, __ATOMIC_RELAXED);
     __atomic_store_n(&line->md_cooldown, st.md_cooldown, __ATOMIC_RELAXED);
     __atomic_store_n(&line->excl_debounced, st.excl_debounced, __ATOMIC_RELAXED);
+    if (v->drip.pace) __atomic_store_n(&v->drip.pace->throttle_run, st.throttle_run, __ATOMIC_RELAXED);
     __atomic_store_n(&line->excl_streak, st.excl_streak, __ATOMIC_RELAXED);
     __atomic_store_n(&line->lost_excl_pending, st.lost_excl_pending, __ATOMIC_RELAXED);
     cc_refill_done(line);
