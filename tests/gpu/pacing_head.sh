@@ -41,7 +41,7 @@ case ${CALL:-1} in
   ;;
 2)
   echo "== [$(el) s] frameworks at cap 30"
-  timeout -k 5 "${FW_S:-200}" env SECS=3 N=5 REPLAY=3 CAPS=30 tests/gpu/frameworks.sh $B "$O/f" || echo "frameworks: rc $?"
+  timeout -k 5 "${FW_S:-200}" env SECS=6 N=5 REPLAY=3 CAPS=30 tests/gpu/frameworks.sh $B "$O/f" || echo "frameworks: rc $?"
   echo "== [$(el) s] four processes at cap 30"
   timeout -k 5 "${FOUR_S:-150}" env MATRIX="0:1:1024 0:1:8192 30:4:1024 30:4:8192" PARTS=matrix WARM=3 MEASURE=10 \
     tests/gpu/compute_matrix.sh $B || echo "four: rc $?"
