@@ -279,6 +279,20 @@ cc_add_preloaded_test(compute.deepq.warm.lag compute_deepq warm)
 set_tests_properties(compute.deepq.warm.lag PROPERTIES LABELS compute)
 set_property(TEST compute.deepq.warm.lag APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30"
              "CUDACAP_SIM_PROC_SAMPLE_MS=167" "CUDACAP_SIM_NVML_LAG_MS=30")
+# The same with each period shown 300 ms late, longer than the watcher's
+# poll interval: the watcher learns the lag from the samples it sees
+# (nvml_sample.c, nvml_lag_us) and an empty answer leaves lastSeen where the
+# late samples can still be read (empty_seen). Control: lastSeen moved to
+# now on every empty answer (CC_TEST_EMPTY_SEEN_NOW): no sample is ever
+# read, the container reads 0 % while it runs, and the queue takes 70-87 %
+# of the device.
+cc_add_preloaded_test(compute.deepq.warm.lag300 compute_deepq warm)
+set_tests_properties(compute.deepq.warm.lag300 PROPERTIES LABELS compute)
+set_property(TEST compute.deepq.warm.lag300 APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30"
+             "CUDACAP_SIM_PROC_SAMPLE_MS=167" "CUDACAP_SIM_NVML_LAG_MS=300")
+cc_preload_control_mode(compute.deepq.warm.lag300.control compute_deepq warm cudacap_empty_seen_now
+                        CC_TEST_EMPTY_SEEN_NOW "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PROC_SAMPLE_MS=167"
+                        "CUDACAP_SIM_NVML_LAG_MS=300")
 # Control of the one-launch-per-shape rule (gate.c, shape_pending): a
 # launch of a shape in flight untimed takes another slot beside the probe,
 # on each of the 16 streams (each idle at its first launch).

@@ -32,7 +32,9 @@
  * Each queue is 1.2 s of device time, launched at once, then one sync. The
  * device's busy share is read from the simulator's NVML utilization (1 s
  * window) exactly 1 s after the first launch (the first second) and from the
- * run's length (work / elapsed: the whole run). Both must stay <= cap + 5.
+ * run's length (work / elapsed: the whole run). Both must stay <= cap + 5
+ * (the first second only where NVML's window is the second: not under
+ * CUDACAP_SIM_PROC_SAMPLE_MS, compute.deepq.warm.lag and .lag300).
  * Control (compute.deepq.*.control, WILL_FAIL): the library built with
  * CC_TEST_FREE_UNTIMED (every launch before a shape's first timing free):
  * the first second reads 100 % and the run takes ~1.2 s (share ~100 %) in
@@ -117,7 +119,12 @@ int main(int argc, char **argv)
     double whole = 100.0 * n * us / 1e6 / elapsed;
     printf("%s: %d x %d us: first second %u%%, whole run %.1f%% (%.2f s) at cap %.0f%%\n", mode, n,
            us, first_second, whole, elapsed, CAP);
-    CHECK(first_second <= CAP + 5, "first second at %u%% (cap %.0f + 5)", first_second, CAP);
+    /* With NVML's periodic samples (CUDACAP_SIM_PROC_SAMPLE_MS, the .lag
+     * tests) the device-wide value is one period's, not the last second's:
+     * printed, not judged; the whole run is. */
+    const char *periodic = getenv("CUDACAP_SIM_PROC_SAMPLE_MS");
+    if (!periodic || atoi(periodic) <= 0)
+        CHECK(first_second <= CAP + 5, "first second at %u%% (cap %.0f + 5)", first_second, CAP);
     CHECK(whole <= CAP + 5, "whole run at %.1f%% (cap %.0f + 5)", whole, CAP);
     CHECK_EXIT();
 }

@@ -60,6 +60,11 @@ struct cc_compute_device {
         unsigned long long last_ts;
         unsigned gap_us[16];
         unsigned gap_i;
+        /* How long after its timestamp a sample was first seen (poll time
+         * minus the newest timestamp; min of the last 8 is NVML's
+         * publication lag, nvml_lag_us); UINT_MAX = no observation. */
+        unsigned lag_us[8];
+        unsigned lag_i;
     } nvml_proc;
     unsigned long long nvml_poll_us; /* when this process last polled NVML */
     int devutil_off; /* the device-wide query failed as unsupported: per-process only */

@@ -3,6 +3,7 @@
  * on the device, from the device-wide value (the cheap path). Split out of
  * watcher.c, which runs the cycle; refill.c runs the controller on what is
  * published here. */
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -42,8 +43,45 @@ static unsigned nvml_period_us(const struct cc_nvml_clock *c)
     return m;
 }
 
+/* NVML's publication lag on clock c: how long after its timestamp (the end
+ * of its period) a sample appears, the least of the recent observations
+ * (each is the lag plus up to one poll interval); 0 while unknown. A
+ * simulator with CUDACAP_SIM_NVML_LAG_MS shows each period 30-300 ms late;
+ * read as due at its period's end, every sample there was "missing" when
+ * first asked for, an empty answer published 0 % and moved lastSeen past
+ * the sample still to come, and the watcher read 0 % for seconds while the
+ * container ran: a deep queue at cap 30 took 40-87 % of the device. The
+ * H200's samples came within the cheap path's 50 ms allowance. */
+static unsigned nvml_lag_us(const struct cc_nvml_clock *c)
+{
+    unsigned m = 0, seen = 0;
+    for (int i = 0; i < 8; i++)
+        if (c->lag_us[i] != UINT_MAX && (!seen++ || c->lag_us[i] < m)) m = c->lag_us[i];
+    return m;
+}
+
+static int nvml_lag_known(const struct cc_nvml_clock *c)
+{
+    return c->lag_i > 0;
+}
+
+/* lastSeen after an empty answer at now (the container idle): not past
+ * what may still be published, samples of periods that ended within the
+ * lag; before any sample has shown the lag, where it was (bounded to 1 s
+ * back by the caller): a lag longer than a poll interval was never learned
+ * when each empty answer moved it to now. */
+static unsigned long long CC_CONTROL_POINT(empty_seen)(const struct cc_nvml_clock *c, unsigned long long seen,
+                                                       unsigned long long now)
+{
+    if (!nvml_lag_known(c)) return seen;
+    unsigned lag = nvml_lag_us(c);
+    unsigned long long upto = now > lag ? now - lag : 0;
+    return upto > seen ? upto : seen;
+}
+
 /* NVML sampling slower than we poll (a real GPU: ~200 ms against 100 ms)
- * and its next sample on clock c not due yet: asking would find nothing
+ * and its next sample on clock c not due yet (one period after the newest
+ * one's timestamp, plus the publication lag): asking would find nothing
  * (and the per-process query costs 2.4 ms of CPU on the H200). At most one
  * poll in a row is skipped: the gap then reads two cycles, and the rule no
  * longer holds. */
@@ -51,12 +89,17 @@ static int CC_CONTROL_POINT(not_due)(const struct cc_nvml_clock *c, unsigned lon
                                      unsigned long long poll_gap)
 {
     unsigned per = nvml_period_us(c);
-    return per && (unsigned long long)per * 10 > poll_gap * 13 && now < c->last_ts + per;
+    return per && (unsigned long long)per * 10 > poll_gap * 13 && now < c->last_ts + per + nvml_lag_us(c);
 }
 
-static void clock_saw(struct cc_nvml_clock *c, unsigned long long newest)
+/* A poll at now found newest as its newest timestamp. */
+static void clock_saw(struct cc_nvml_clock *c, unsigned long long newest, unsigned long long now)
 {
     if (newest <= c->last_ts) return;
+    if (!c->lag_i && !c->lag_us[0]) /* a zeroed clock: no observation yet */
+        for (int i = 0; i < 8; i++) c->lag_us[i] = UINT_MAX;
+    unsigned long long lag = now > newest ? now - newest : 0;
+    c->lag_us[c->lag_i++ % 8] = lag > 1000000ull ? 1000000u : (unsigned)lag;
     if (c->last_ts) {
         unsigned long long gap = newest - c->last_ts;
         c->gap_us[c->gap_i++ % 16] = gap > 2000000ull ? 2000000u : (unsigned)gap;
@@ -145,8 +188,12 @@ static int sample_device(struct cc_compute_device *d, const struct cc_compute_vi
 {
     unsigned per = grid_step_us(&d->nvml_proc);
     unsigned long long anchor = d->nvml_proc.last_ts;
-    if (now < anchor + CC_DEV_LAG_US) return 0;
-    unsigned long long w = (now - anchor - CC_DEV_LAG_US) / per; /* periods ended since the anchor's */
+    /* A period's value is read at least CC_DEV_LAG_US after it ends, or
+     * the publication lag and 20 ms if that is longer. */
+    unsigned long long lag = nvml_lag_us(&d->nvml_proc) + 20000ull;
+    if (lag < CC_DEV_LAG_US) lag = CC_DEV_LAG_US;
+    if (now < anchor + lag) return 0;
+    unsigned long long w = (now - anchor - lag) / per; /* periods ended since the anchor's */
     if (w == 0 || w == d->dev_window) return 0; /* the anchor's period was the per-process query's */
     unsigned pct = 0;
     nvmlReturn_t r = cc_port()->nvml_device_utilization(d->nvml, &pct);
@@ -239,7 +286,7 @@ int cc_watch_sample(struct cc_compute_device *d, const struct cc_compute_view *v
          * timestamp (an empty answer after idleness must not let it run on
          * an old one). */
         *user_pm = *sys_pm = 0;
-        d->nvml_seen_us = now;
+        d->nvml_seen_us = empty_seen(&d->nvml_proc, d->nvml_seen_us, now);
         if (reg) cc_compute_publish_procs(reg, (unsigned)v->idx, NULL, NULL, 0);
         return 1;
     }
@@ -269,7 +316,7 @@ int cc_watch_sample(struct cc_compute_device *d, const struct cc_compute_view *v
             mine_pm[nmine++] = (uint16_t)avg_pm;
         }
     }
-    clock_saw(&d->nvml_proc, seen);
+    clock_saw(&d->nvml_proc, seen, now);
     d->nvml_seen_us = seen;
     d->proc_query_us = now;
     d->dev_window = 0; /* the grid is anchored anew on this sample */
