@@ -83,7 +83,10 @@ static void fork_case(void)
     printf("fork: parent %.2f, child %.2f device-s in 3 s: together %.0f%% of the device (cap 30%%)\n",
            mine, *child_work, total * 100);
     CHECK(*child_work > 0.1, "the child was starved (%.2f device-s)", *child_work);
-    CHECK(total > 0.18 && total < 0.42, "parent and child together used %.0f%% at cap 30%%",
+    /* At most cap + 8: the one bucket holds ~30-31 %; the control's two
+     * buckets take ~60 % alone, and beside two suite runs 41 % once, under
+     * the 42 % this bound was until 2026-12-04. */
+    CHECK(total > 0.18 && total < 0.38, "parent and child together used %.0f%% at cap 30%%",
           total * 100);
 }
 
