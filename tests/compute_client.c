@@ -49,10 +49,31 @@ static int setup(void)
     return 0;
 }
 
+/* The calling thread's time runnable without a core so far, s
+ * (/proc/thread-self/schedstat; 0 where it cannot be read). */
+static double runq_s(void)
+{
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run = 0, wait = 0;
+    int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
+    if (f) fclose(f);
+    return ok ? (double)wait * 1e-9 : 0;
+}
+
+/* The lower bounds below are judged only when the launching thread had a
+ * core: beside two suites on 2 cores a container got 1-11 % at cap 30
+ * (docs/testing.md, 2026-12-04), and a cap that holds a container down by
+ * sleeping never leaves it waiting on a run queue. Over this share of the
+ * window runnable without a core, the run says nothing about the cap. */
+#define STARVED_FRACTION 0.2
+
+static double starved_s; /* the last saturate()'s run-queue wait */
+
 /* Saturates the device for secs; returns device seconds of work done, or
  * -1 when a launch failed. */
 static double saturate(double secs)
 {
+    double q0 = runq_s();
     double t0 = now_s(), done = 0;
     while (now_s() - t0 < secs) {
         for (int i = 0; i < 4; i++)
@@ -61,6 +82,7 @@ static double saturate(double secs)
         if (cuStreamSynchronize(stream) != CUDA_SUCCESS) return -1;
         done += 4 * 1.5e-3;
     }
+    starved_s = runq_s() - q0;
     return done;
 }
 
@@ -72,22 +94,29 @@ static void fork_case(void)
     pid_t c = fork();
     if (c == 0) {
         if (setup() != 0) _exit(2);
-        *child_work = saturate(3.0);
-        _exit(*child_work > 0 ? 0 : 3);
+        child_work[0] = saturate(3.0);
+        child_work[1] = starved_s;
+        _exit(child_work[0] > 0 ? 0 : 3);
     }
     double mine = saturate(3.0);
     int st = 0;
     waitpid(c, &st, 0);
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the fork child failed (status %d)", st);
     double total = (mine + *child_work) / 3.0;
-    printf("fork: parent %.2f, child %.2f device-s in 3 s: together %.0f%% of the device (cap 30%%)\n",
-           mine, *child_work, total * 100);
-    CHECK(*child_work > 0.1, "the child was starved (%.2f device-s)", *child_work);
+    double starved = starved_s > child_work[1] ? starved_s : child_work[1];
+    printf("fork: parent %.2f, child %.2f device-s in 3 s: together %.0f%% of the device (cap 30%%); "
+           "runnable without a core %.2f s (parent), %.2f s (child)\n",
+           mine, *child_work, total * 100, starved_s, child_work[1]);
     /* At most cap + 8: the one bucket holds ~30-31 %; the control's two
      * buckets take ~60 % alone, and beside two suite runs 41 % once, under
      * the 42 % this bound was until 2026-12-04. */
-    CHECK(total > 0.18 && total < 0.38, "parent and child together used %.0f%% at cap 30%%",
-          total * 100);
+    CHECK(total < 0.38, "parent and child together used %.0f%% at cap 30%%", total * 100);
+    if (starved > STARVED_FRACTION * 3.0) {
+        printf("fork: starved for a core, the lower bounds not judged\n");
+        return;
+    }
+    CHECK(*child_work > 0.1, "the child was starved (%.2f device-s)", *child_work);
+    CHECK(total > 0.18, "parent and child together used %.0f%% at cap 30%%", total * 100);
 }
 
 static void capped_run(const char *what)
@@ -96,8 +125,13 @@ static void capped_run(const char *what)
     saturate(1.0); /* converge */
     double w = saturate(3.0);
     CHECK(w >= 0, "%s: a launch failed", what);
-    printf("%s: %.0f%% of the device at cap 30%%\n", what, w / 3.0 * 100);
-    CHECK(w / 3.0 > 0.18 && w / 3.0 < 0.42, "%s: %.0f%% at cap 30%%", what, w / 3.0 * 100);
+    printf("%s: %.0f%% of the device at cap 30%%; runnable without a core %.2f s\n", what, w / 3.0 * 100,
+           starved_s);
+    CHECK(w / 3.0 < 0.42, "%s: %.0f%% at cap 30%%", what, w / 3.0 * 100);
+    if (starved_s > STARVED_FRACTION * 3.0)
+        printf("%s: starved for a core, the lower bound not judged\n", what);
+    else
+        CHECK(w / 3.0 > 0.18, "%s: %.0f%% at cap 30%%", what, w / 3.0 * 100);
 }
 
 static void corrupt_case(const char *state)
