@@ -62,7 +62,7 @@ struct cc_compute_device {
         unsigned gap_i;
         /* How long after its timestamp a sample was first seen (poll time
          * minus the newest timestamp; min of the last 8 is NVML's
-         * publication lag, nvml_lag_us); UINT_MAX = no observation. */
+         * publication lag, nvml_lag_us); lag_i observations so far. */
         unsigned lag_us[8];
         unsigned lag_i;
     } nvml_proc;

@@ -3,7 +3,6 @@
  * on the device, from the device-wide value (the cheap path). Split out of
  * watcher.c, which runs the cycle; refill.c runs the controller on what is
  * published here. */
-#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -54,9 +53,9 @@ static unsigned nvml_period_us(const struct cc_nvml_clock *c)
  * H200's samples came within the cheap path's 50 ms allowance. */
 static unsigned nvml_lag_us(const struct cc_nvml_clock *c)
 {
-    unsigned m = 0, seen = 0;
-    for (int i = 0; i < 8; i++)
-        if (c->lag_us[i] != UINT_MAX && (!seen++ || c->lag_us[i] < m)) m = c->lag_us[i];
+    unsigned k = c->lag_i < 8 ? c->lag_i : 8, m = k ? c->lag_us[0] : 0;
+    for (unsigned i = 1; i < k; i++)
+        if (c->lag_us[i] < m) m = c->lag_us[i];
     return m;
 }
 
@@ -96,8 +95,6 @@ static int CC_CONTROL_POINT(not_due)(const struct cc_nvml_clock *c, unsigned lon
 static void clock_saw(struct cc_nvml_clock *c, unsigned long long newest, unsigned long long now)
 {
     if (newest <= c->last_ts) return;
-    if (!c->lag_i && !c->lag_us[0]) /* a zeroed clock: no observation yet */
-        for (int i = 0; i < 8; i++) c->lag_us[i] = UINT_MAX;
     unsigned long long lag = now > newest ? now - newest : 0;
     c->lag_us[c->lag_i++ % 8] = lag > 1000000ull ? 1000000u : (unsigned)lag;
     if (c->last_ts) {
