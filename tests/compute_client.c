@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "runq.h"
 #include "cudacap/abi_compute_region.h"
 #include "ptx.h"
 
@@ -48,24 +49,6 @@ static int setup(void)
         return -1;
     return 0;
 }
-
-/* The calling thread's time runnable without a core so far, s
- * (/proc/thread-self/schedstat; 0 where it cannot be read). */
-static double runq_s(void)
-{
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    unsigned long long run = 0, wait = 0;
-    int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
-    if (f) fclose(f);
-    return ok ? (double)wait * 1e-9 : 0;
-}
-
-/* The lower bounds below are judged only when the launching thread had a
- * core: beside two suites on 2 cores a container got 1-11 % at cap 30
- * (docs/testing.md, 2026-12-04), and a cap that holds a container down by
- * sleeping never leaves it waiting on a run queue. Over this share of the
- * window runnable without a core, the run says nothing about the cap. */
-#define STARVED_FRACTION 0.2
 
 static double starved_s; /* the last saturate()'s run-queue wait */
 
@@ -111,7 +94,7 @@ static void fork_case(void)
      * buckets take ~60 % alone, and beside two suite runs 41 % once, under
      * the 42 % this bound was until 2026-12-04. */
     CHECK(total < 0.38, "parent and child together used %.0f%% at cap 30%%", total * 100);
-    if (starved > STARVED_FRACTION * 3.0) {
+    if (starved > RUNQ_STARVED_FRACTION * 3.0) {
         printf("fork: starved for a core, the lower bounds not judged\n");
         return;
     }
@@ -128,7 +111,7 @@ static void capped_run(const char *what)
     printf("%s: %.0f%% of the device at cap 30%%; runnable without a core %.2f s\n", what, w / 3.0 * 100,
            starved_s);
     CHECK(w / 3.0 < 0.42, "%s: %.0f%% at cap 30%%", what, w / 3.0 * 100);
-    if (starved_s > STARVED_FRACTION * 3.0)
+    if (starved_s > RUNQ_STARVED_FRACTION * 3.0)
         printf("%s: starved for a core, the lower bound not judged\n", what);
     else
         CHECK(w / 3.0 > 0.18, "%s: %.0f%% at cap 30%%", what, w / 3.0 * 100);

@@ -40,6 +40,7 @@
 #include "compute_mp.h"
 #include "cudacap/abi_compute_region.h"
 #include "ptx.h"
+#include "runq.h"
 
 #define NPROC 4
 
@@ -47,6 +48,7 @@ struct shared {
     uint32_t go, ready;
     uint32_t pid[NPROC];
     double work[NPROC];
+    double starved[NPROC]; /* runnable without a core over the measured 3 s */
 };
 
 static double now_s(void) { return (double)mp_now() * 1e-9; }
@@ -68,8 +70,9 @@ static int child(struct shared *sh, int k)
         cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS)
         return 2;
     sh->pid[k] = (uint32_t)getpid();
-    double t0 = now_s(), done = 0, measured_from = t0 + 1.0;
+    double t0 = now_s(), done = 0, measured_from = t0 + 1.0, q0 = -1;
     while (now_s() - t0 < 4.0) {
+        if (q0 < 0 && now_s() >= measured_from) q0 = runq_s();
         for (int i = 0; i < 2; i++)
             if (cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, st, NULL, NULL) != CUDA_SUCCESS)
                 return 3;
@@ -77,6 +80,7 @@ static int child(struct shared *sh, int k)
         if (now_s() >= measured_from) done += 2 * 1.5e-3;
     }
     sh->work[k] = done;
+    sh->starved[k] = q0 < 0 ? 0 : runq_s() - q0;
     return 0;
 }
 
@@ -137,17 +141,27 @@ int main(void)
     }
     int bad = mp_wait_all(pids, NPROC);
     CHECK(bad == 0, "%d worker(s) failed", bad);
-    double total = 0;
-    for (int k = 0; k < NPROC; k++) total += sh->work[k];
+    double total = 0, starved = 0;
+    for (int k = 0; k < NPROC; k++) {
+        total += sh->work[k];
+        if (sh->starved[k] > starved) starved = sh->starved[k];
+    }
     double frac = total / 3.0 * 100; /* measured over the last 3 s */
     printf("join: published container utilization %.1f%% (mean of %d reads), work done %.1f%% of "
-           "the device, cap 30%%, owner %u\n", util_avg, samples, frac, owner);
-    CHECK(util_avg > 5, "published container utilization %.1f%%: NVML samples not joined", util_avg);
+           "the device, cap 30%%, owner %u; runnable without a core at most %.2f s of 3\n", util_avg,
+           samples, frac, owner, starved);
+    /* A starved run joins too (its slots' host pids are checked above, and
+     * the published figure must still agree with the work done); only the
+     * bounds from below wait for a run that had its cores. */
+    int judged = runq_judged("join", starved, 3.0);
+    if (judged)
+        CHECK(util_avg > 5, "published container utilization %.1f%%: NVML samples not joined", util_avg);
     CHECK(util_avg > frac - 15 && util_avg < frac + 15,
           "published utilization %.1f%% disagrees with the work done %.1f%%", util_avg, frac);
     int own = 0;
     for (int k = 0; k < NPROC; k++) own |= owner == sh->pid[k];
     CHECK(own, "published sampling owner %u is none of the workers", owner);
-    CHECK(frac > 18 && frac < 42, "the 4 together used %.0f%% at cap 30%%", frac);
+    CHECK(frac < 42, "the 4 together used %.0f%% at cap 30%%", frac);
+    if (judged) CHECK(frac > 18, "the 4 together used %.0f%% at cap 30%%", frac);
     CHECK_EXIT();
 }

@@ -1,0 +1,39 @@
+/* How long the calling thread has been runnable without a core: the
+ * second field of /proc/thread-self/schedstat. A test that bounds a
+ * container's share from below judges that bound only when its launching
+ * threads had a core: beside two suites on 2 cores, containers got 1-11 %
+ * at cap 30 (docs/testing.md, 2026-12-04), and a cap that holds a
+ * container down by sleeping never leaves it waiting on a run queue.
+ * Upper bounds, which the negative controls must exceed, are always
+ * judged. */
+#ifndef CC_TEST_RUNQ_H
+#define CC_TEST_RUNQ_H
+
+#include <stdio.h>
+
+/* Over this share of a window runnable without a core, a run says nothing
+ * about a lower bound. */
+#define RUNQ_STARVED_FRACTION 0.2
+
+/* Seconds runnable without a core so far; 0 where it cannot be read (a
+ * kernel without schedstats: every bound is then judged, as before). */
+static inline double runq_s(void)
+{
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run = 0, wait = 0;
+    int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
+    if (f) fclose(f);
+    return ok ? (double)wait * 1e-9 : 0;
+}
+
+/* Whether a window of window_s, in which a thread was runnable without a
+ * core for waited_s, judges a lower bound; says so when it does not. */
+static inline int runq_judged(const char *what, double waited_s, double window_s)
+{
+    if (waited_s <= RUNQ_STARVED_FRACTION * window_s) return 1;
+    printf("%s: runnable without a core %.2f s of %.2f s: starved, the lower bound not judged\n", what,
+           waited_s, window_s);
+    return 0;
+}
+
+#endif
