@@ -17,6 +17,10 @@
 #     parity), so that several calls continue one sequence.
 #   CORES_A=2,3 CORES_B=6,7: the two core sets (several lanes of pairs can
 #     then run at once on disjoint cores: tests/gpu/below_cap.sh).
+#   STAT=min: compare each process's fastest generate instead of its median
+#     (with GPT2_GENS=15, say): interference from the machine only ever
+#     slows a generate, so the fastest of many is what the process itself
+#     costs.
 # One line a pair: "pair I (bare on CORES): bare X capped Y ms/token, ratio Y/X"
 # (CONTROL=1: "... bare X bare-b Y ..."), or "pair I FAILED: ...".
 B=$1; N=${2:-6}; CAP=${3:-50}; FIRST=${FIRST:-1}
@@ -39,7 +43,9 @@ for i in $(seq "$FIRST" $((FIRST + N - 1))); do
   if [ ! -s $sb/res ] || [ ! -s $sc/res ]; then
     echo "pair $i FAILED: $(tail -1 $sb/log) | $(tail -1 $sc/log)"; continue
   fi
-  read -r b _ < $sb/res; read -r c _ < $sc/res
+  if [ "${STAT:-median}" = min ]; then read -r _ b _ < $sb/res; read -r _ c _ < $sc/res
+  else read -r b _ < $sb/res; read -r c _ < $sc/res; fi
   if [ "${CONTROL:-0}" = 1 ]; then what="bare $b bare-b $c"; else what="bare $b capped $c"; fi
   echo "pair $i (bare on $cb): $what ms/token, ratio $(python3 -c "print(round($c / $b, 3))")"
+  [ "${STAT:-median}" = min ] && echo "  each generate: $(tr '\n' ' ' < $sb/res.raw)| $(tr '\n' ' ' < $sc/res.raw)"
 done

@@ -19,8 +19,9 @@ run by tests/gpu/pacing.sh. Each worker writes one line of results to OUT
       call. OUT: p50_us p99_us; every launch's µs in OUT.raw
   step_latency.py gpt2 TOKENS OUT        GPT-2 small (random weights: no
       download), fp16, batch 1, generate TOKENS tokens greedily: one warm-up
-      generate, then five. OUT: median_ms_per_token min max (one generate
-      varied 1.75x between bare runs on the H200)
+      generate, then GPT2_GENS (5). OUT: median_ms_per_token min max (one
+      generate varied 1.75x between bare runs on the H200); every
+      generate's ms/token in OUT.raw
   step_latency.py tokloop SECS OUT       a token-generation loop of tiny
       kernels (64 small ops a token on 1x768 tensors, a sync a token).
       OUT: mean_ms std_ms p99_ms
@@ -139,11 +140,12 @@ def gpt2(tokens, out):
     with torch.no_grad():
         m.generate(ids, **kw)
         torch.cuda.synchronize()
-        for _ in range(5):
+        for _ in range(int(os.environ.get("GPT2_GENS", "5"))):
             t = time.perf_counter()
             m.generate(ids, **kw)
             torch.cuda.synchronize()
             per.append((time.perf_counter() - t) * 1e3 / tokens)
+    open(out + ".raw", "w").write("\n".join("%.3f" % p for p in per) + "\n")
     out_line(out, "%.3f %.3f %.3f" % (statistics.median(per), min(per), max(per)))
 
 
