@@ -23,10 +23,17 @@ static uint64_t slowed_locked(struct sim_shared *s, uint32_t dev, uint64_t start
 uint64_t sim_timeline_append(uint32_t dev, uint64_t not_before, uint64_t dur_ns)
 {
     struct sim_shared *s = sim_shm();
-    uint64_t now = sim_now_ns();
-    if (!s || dev >= SIM_MAX_DEV)
+    if (!s || dev >= SIM_MAX_DEV) {
+        uint64_t now = sim_now_ns();
         return (not_before > now ? not_before : now) + dur_ns;
+    }
     sim_lock(s);
+    /* The clock is read under the lock: read before it, a launcher
+     * preempted between the two appended a kernel that started in the
+     * past, in a period NVML had already published (two reads of one
+     * stepped value differed, sim_test_nvml_periodic beside two suites).
+     * A real kernel never starts before its launch reached the device. */
+    uint64_t now = sim_now_ns();
     struct sim_dev *d = &s->dev[dev];
     uint64_t start = now;
     if (d->busy_until > start)

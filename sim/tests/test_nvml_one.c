@@ -41,8 +41,13 @@ static int duty(void *p)
 static int run(void *arg)
 {
     int mode = *(int *)arg;
-    char m[8];
+    char m[8], dir[512];
     snprintf(m, sizeof m, "%d", mode);
+    /* A simulator of its own per mode: mode 1's children, late beside
+     * other suites, left kernels queued past their exit, and mode 2 read
+     * their pids in its first periods (2 of 29 samples, once). */
+    snprintf(dir, sizeof dir, "%s/mode%d", getenv("CUDACAP_SIM_DIR"), mode);
+    setenv("CUDACAP_SIM_DIR", dir, 1);
     setenv("CUDACAP_SIM_PROC_SAMPLE_ONE", m, 1);
     setenv("CUDACAP_SIM_PROC_SAMPLE_MS", "100", 1);
     CHECK(nvmlInit_v2() == NVML_SUCCESS);

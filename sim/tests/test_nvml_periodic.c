@@ -77,8 +77,8 @@ static double overlap(double a, double b, double lo, double hi)
 /* Whether the period ending at end_us (P us long) ran the duty cycle as
  * scheduled: the kernels' time in it as run (4 ms each, from its launch or
  * the previous one's end) within 1.5 ms of their time in it as scheduled.
- * Counted. */
-static int clean(unsigned long long end_us, unsigned long long P)
+ * Counted in judged/unjudged unless quiet. */
+static int clean_q(unsigned long long end_us, unsigned long long P, int quiet)
 {
     double lo = (double)(end_us - P), hi = (double)end_us, moved = 0, prev_end = 0;
     for (int i = 0; i < LAUNCHES; i++) {
@@ -101,12 +101,14 @@ static int clean(unsigned long long end_us, unsigned long long P)
             moved += overlap((double)L->at_us[i], (double)L->ret_us[i] + 4000, lo, hi);
     }
     if (moved > 1500) {
-        unjudged++;
+        if (!quiet) unjudged++;
         return 0;
     }
-    judged++;
+    if (!quiet) judged++;
     return 1;
 }
+
+static int clean(unsigned long long end_us, unsigned long long P) { return clean_q(end_us, P, 0); }
 
 /* The device-wide checks at one poll; *dseen: the GetSamples lastSeen. */
 static void device_wide(nvmlDevice_t h, unsigned long long P, unsigned long long *dseen, int *dsamples,
@@ -195,7 +197,13 @@ int main(void)
            "ran as scheduled (want 40)\n", polls, empty, samples, util, clean_samples);
     printf("readings judged against the duty cycle: %d; not (late launches moved its kernel time): %d\n", judged, unjudged);
     CHECK(empty > 0);
-    CHECK(samples == (int)((seen - first_ts) / P)); /* one per period, none lost */
+    /* One sample per period, none lost: a period the starved child left
+     * without a kernel has no sample for it (beside two suites, once), so
+     * only the periods it ran as scheduled must each have one. */
+    int periods = (int)((seen - first_ts) / P), moved = 0;
+    for (unsigned long long e = first_ts + P; e <= seen; e += P) moved += !clean_q(e, P, 1);
+    printf("%d periods after the first poll's, %d of them moved by late launches\n", periods, moved);
+    CHECK(samples <= periods && samples >= periods - moved);
     if (judged < unjudged) {
         printf("SKIPPED: late launches moved the kernel time of most periods (the machine was loaded)\n");
         return 77;
