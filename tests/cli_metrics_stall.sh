@@ -11,9 +11,13 @@ R=$CUDACAP_ROOT
 $C run --mem 1g --state $R/c -- $WORKER hold --mib 1 --seconds 0 >/dev/null 2>&1 || fail "worker"
 start_listener || fail "listener did not start: $(cat $CLI_TEST_TMP/listen.err)"
 expect 0 "a scrape, no load" $HTTPPROBE scrape $port 1000
-expect 0 "slowloris alone" timeout -k 2 20 $HTTPPROBE slowloris $port 3 5
+# Watched for 10 s (the prober stops once all are dropped): an exporter
+# starved of a core beside two suites accepted late and closed none in 5 s
+# once. A deadline per read would never close a byte-a-second trickle, and
+# one counted from accept closes it 2 s after; a stall only delays that.
+expect 0 "slowloris alone" timeout -k 2 20 $HTTPPROBE slowloris $port 3 10
 last=$(printf '%s' "$out" | sed -n 's/.*closed 3 of 3, last after \([0-9]*\) ms.*/\1/p')
-[ -n "$last" ] && [ "$last" -ge 1500 ] && [ "$last" -le 4000 ] && ok "dropped at the request deadline ($last ms)" ||
+[ -n "$last" ] && [ "$last" -ge 1500 ] && [ "$last" -le 9000 ] && ok "dropped at the request deadline ($last ms)" ||
   fail "slowloris: $out"
 # ready_of FILE: until a prober printed "ready".
 ready_of() { for i in $(seq 100); do grep -q ready $1 2>/dev/null && return 0; sleep 0.05; done; return 1; }

@@ -29,25 +29,31 @@
 #include "check.h"
 #include "compute_mp.h"
 #include "cudacap/nvml_api.h"
+#include "runq.h"
 #include "spin_setup.h"
 
 #define NPROC 4
 #define WARM_NS 2000000000ull
 #define RUN_NS 3000000000ull
 
-static int child(uint64_t until)
+static double *starved; /* each worker's run-queue wait over the measured 3 s */
+
+static int child(int k, uint64_t from, uint64_t until)
 {
     CUfunction fn;
     CUstream stream;
     int sms;
     spin_setup("spin_1500us", &fn, &stream, &sms);
     if (check_failures) return 1;
+    double q0 = -1;
     while (mp_now() < until) {
+        if (q0 < 0 && mp_now() >= from) q0 = runq_s();
         for (int i = 0; i < 4; i++)
             CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
         CHECK_CU(cuStreamSynchronize(stream));
         if (check_failures) return 1;
     }
+    starved[k] = q0 < 0 ? 0 : runq_s() - q0;
     return 0;
 }
 
@@ -60,10 +66,11 @@ static int cmp_u(const void *a, const void *b)
 int main(void)
 {
     uint64_t t0 = mp_now(), until = t0 + WARM_NS + RUN_NS;
+    starved = mp_shared(NPROC * sizeof *starved);
     pid_t pids[NPROC];
     for (int i = 0; i < NPROC; i++) {
         pids[i] = fork();
-        if (pids[i] == 0) _exit(child(until));
+        if (pids[i] == 0) _exit(child(i, t0 + WARM_NS, until));
         CHECK(pids[i] > 0, "fork failed");
     }
     /* The short window for this reader only: the simulator's per-process
@@ -93,7 +100,16 @@ int main(void)
     CHECK(n > 100, "only %d utilization reads", n);
     /* 22..40: as compute.nvmlperiod, room for a sanitizer build. */
     CHECK(mean > 22 && mean < 40, "mean %.1f%% at cap 30%%", mean);
-    CHECK(p90 <= 50, "p90 of 40 ms windows %u%% at cap 30%% (bar: cap + 20)", p90);
+    /* Smooth only where the workers had their cores: one woken late
+     * spends what accrued meanwhile in a burst (p90 60 %, mean 35.4 %,
+     * beside two suites once). A starved run that passed everything else
+     * is not judged (77), which the control needs too: it must exceed
+     * this bar on its own. */
+    double most = 0;
+    for (int i = 0; i < NPROC; i++) most = starved[i] > most ? starved[i] : most;
+    printf("workers runnable without a core: at most %.2f s of 3\n", most);
+    int judged = most <= RUNQ_STARVED_FRACTION * 3.0;
+    if (judged) CHECK(p90 <= 50, "p90 of 40 ms windows %u%% at cap 30%% (bar: cap + 20)", p90);
     const char *state = getenv("CUDACAP_STATE_DIR");
     const cc_compute_region_t *r = state ? mp_map_compute_region(state) : NULL;
     CHECK(r != NULL, "no compute region in %s", state ? state : "(CUDACAP_STATE_DIR unset)");
@@ -101,6 +117,10 @@ int main(void)
         double share = (double)__atomic_load_n(&r->dev[0].share, __ATOMIC_RELAXED) / 1e6;
         printf("controller share %.1f ms per 100 ms period (nominal 30)\n", share);
         CHECK(share > 20 && share < 45, "share %.1f ms: the cost model is off", share);
+    }
+    if (!check_failures && !judged) {
+        printf("SKIPPED: starved of a core over a fifth of the window; smoothness not judged\n");
+        return 77;
     }
     CHECK_EXIT();
 }

@@ -28,18 +28,27 @@ Sampler (not preloaded):
       sample file over [FROM, TO) seconds of wall time."""
 import os, sys, time
 
+SPAN = None  # (start, end) wall time of the measured steps, set by rate()
+
 def rate(secs, step, sync):
     """step() four times, then sync(), until secs have passed: steps per second."""
+    global SPAN
     t0, k = time.time(), 0
     while time.time() - t0 < secs:
         for _ in range(4):
             step()
         sync()
         k += 4
-    return k / (time.time() - t0)
+    SPAN = (t0, time.time())
+    return k / (SPAN[1] - t0)
 
 def out_line(path, s):
+    """The result line; with it, the measured steps' span in PATH.span
+    (frameworks.sh reads NVML over the span's end, not the process's: a
+    torch.compile process takes ~11 s to exit)."""
     open(path, "w").write(s + "\n")
+    if SPAN:
+        open(path + ".span", "w").write("%.3f %.3f\n" % SPAN)
     print(s, flush=True)
 
 def torch_capture(n, replay_s, out):

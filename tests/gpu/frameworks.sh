@@ -18,7 +18,8 @@ py() { python3 -c "print($1)"; }
 
 # capped NAME CAP WINDOW ARGS...: runs `frameworks.py ARGS... RESULT` under
 # the preload at CAP (0: bare, no preload) with a sampler; prints the result
-# line and NVML over the last WINDOW s of the run (less its last 0.5 s).
+# line and NVML over the last WINDOW s of the run (less its last 0.5 s), or
+# of its measured steps where frameworks.py wrote their span.
 capped() {
   local name=$1 cap=$2 win=$3; shift 3
   local st; st=$(mktemp -d); local res=$st/result
@@ -39,6 +40,7 @@ capped() {
   wait $pid; local rc=$?
   [ -n "$tpid" ] && { kill $tpid 2>/dev/null; wait $tpid 2>/dev/null; }
   local end; end=$(date +%s.%N)
+  [ -s "$res.span" ] && read -r _ end < "$res.span" # the measured steps' end
   sleep 0.3; kill $spid 2>/dev/null; wait $spid 2>/dev/null
   cp "$st/samples" "$O/samples.$name" 2>/dev/null
   echo "== $name cap $cap rc $rc: $(cat "$res" 2>/dev/null || tail -3 "$st/log")"
