@@ -29,6 +29,7 @@
 #include "cap/compute/sampling_lock.h"
 #include "check.h"
 #include "compute_mp.h"
+#include "runq.h"
 
 static char dir[] = "/tmp/cc-election-XXXXXX";
 
@@ -77,6 +78,7 @@ static void death(void)
     struct {
         uint32_t owner_ready, claimed;
         uint64_t kill_ns, claim_ns;
+        double starved; /* the standby's run-queue wait until its claim, s */
     } *s = mp_shared(sizeof *s);
     pid_t owner = fork();
     if (owner == 0) {
@@ -97,9 +99,11 @@ static void death(void)
     if (standby == 0) {
         cc_slock_t l;
         if (cc_slock_open(&l, dir) != 0) _exit(1);
+        double q0 = runq_s();
         for (int k = 0; k < 30; k++) { /* 3 s of 100 ms beats */
             if (cc_slock_claim(&l, 0)) {
                 s->claim_ns = mp_now();
+                s->starved = runq_s() - q0;
                 __atomic_store_n(&s->claimed, 1 + (s->kill_ns == 0), __ATOMIC_RELEASE);
                 _exit(0);
             }
@@ -116,8 +120,12 @@ static void death(void)
     CHECK(s->claimed == 1, "standby never took over after the owner died");
     if (s->claimed == 1) {
         double beats = (double)(s->claim_ns - s->kill_ns) / CC_PERIOD_NS;
-        printf("death: standby took over %.2f beats after the kill\n", beats);
-        CHECK(beats <= 3.0, "takeover after %.2f beats", beats);
+        /* Less the beats the standby spent runnable without a core (3.23
+         * beats once beside two suites): a late wake is the machine's. */
+        double waited = s->starved * 1e9 / CC_PERIOD_NS;
+        printf("death: standby took over %.2f beats after the kill, %.2f of them runnable without a core\n",
+               beats, waited);
+        CHECK(beats - waited <= 3.0, "takeover after %.2f beats (%.2f waiting for a core)", beats, waited);
     }
 }
 
