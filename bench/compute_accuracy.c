@@ -11,6 +11,8 @@
  * Default: all. BENCH_WARM / BENCH_MEASURE set the warm-up and measured
  * seconds (3 and 10); BENCH_CAPS / BENCH_PROCS restrict the matrix
  * ("30,70", "1,8"); BENCH_CONTROLLER sets CUDACAP_CONTROLLER.
+ * CUDACAP_COUNT_CALLS=1: each worker prints the library's counts at its
+ * exit (the gate's, and where its watcher's cycles went).
  *
  * Utilization is measured like the library does: NVML per-process samples
  * every 100 ms since the previous call, summed over a container's pids. The
@@ -246,8 +248,11 @@ static void sample_loop(struct cont *cs, int nc, double total_s, double kill_at,
 
 static void reap(struct cont *c)
 {
+    /* With CUDACAP_COUNT_CALLS=1 the workers end on their own (a second
+     * later), so that their exit reports print. */
+    int count = getenv("CUDACAP_COUNT_CALLS") && atoi(getenv("CUDACAP_COUNT_CALLS")) > 0;
     for (int i = 0; i < c->n; i++) {
-        kill(c->pid[i], SIGTERM);
+        if (!count) kill(c->pid[i], SIGTERM);
         waitpid(c->pid[i], NULL, 0);
     }
 }

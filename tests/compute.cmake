@@ -307,9 +307,17 @@ cc_preload_control_mode(compute.deepq.warmnew.control_busy compute_deepq warmnew
 # the deep queue's second launch waits for the probe of its own shape, every
 # launch is timed or charged, and the queue waits for tokens.
 cc_add_preloaded_test(compute.gate.counts compute_deepq long)
-set_property(TEST compute.gate.counts APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30;CUDACAP_COUNT_CALLS=1")
+set_property(TEST compute.gate.counts APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30;CUDACAP_COUNT_CALLS=1;DEEPQ_NO_SKIP=1")
 set_tests_properties(compute.gate.counts PROPERTIES LABELS compute PASS_REGULAR_EXPRESSION
   "gate new shapes [1-9][0-9]* \\(waited [1-9][0-9]*, [1-9][0-9]* of them for the same shape; [0-9]+\\.[0-9]+ ms\\), timed [1-9][0-9]*, token waits [1-9][0-9]* \\([0-9]+\\.[0-9]+ ms\\), settled [1-9][0-9]*\\.[0-9]+ ms \\([0-9]+\\.[0-9]+ ms forgiven\\)")
+# Where the watcher's cycles went, printed at exit with the gate's counts:
+# under NVML's real sampling (167 ms periods) the owner learns the period
+# and reads the device-wide value (the cheap path) once per period.
+cc_add_preloaded_test(compute.watch.counts compute_deepq long)
+set_property(TEST compute.watch.counts APPEND PROPERTY ENVIRONMENT
+             "CUDACAP_SM_LIMIT=30;CUDACAP_COUNT_CALLS=1;CUDACAP_SIM_PROC_SAMPLE_MS=167;DEEPQ_NO_SKIP=1")
+set_tests_properties(compute.watch.counts PROPERTIES LABELS compute PASS_REGULAR_EXPRESSION
+  "watcher cycles [1-9][0-9]* \\(owner [1-9][0-9]*, quiet [0-9]+\\), NVML device-wide [1-9][0-9]* \\(period read already [1-9][0-9]*\\), per-process [1-9][0-9]* \\(empty [0-9]+, not due [0-9]+\\), period 16[0-9]\\.[0-9] ms, lag [0-9]+\\.[0-9] ms")
 cc_sim_client(compute_capture compute_capture.c)
 cc_add_preloaded_test(compute.capture.invalidation compute_capture invalidation)
 cc_add_preloaded_test(compute.capture.time compute_capture time)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cap/compute/gate.h"
+#include "cap/compute/nvml_sample.h"
 #include "cudacap/cudacap.h"
 #include "hook.h"
 #include "hook/process.h"
@@ -56,6 +57,18 @@ static void exit_report(void)
                            (unsigned long long)g.shape_dup, g.shape_wait_ns / 1e6, (unsigned long long)g.timed,
                            (unsigned long long)g.token_waited, g.token_wait_ns / 1e6, g.settled_ns / 1e6,
                            g.forgiven_ns / 1e6));
+    struct cc_watch_counts w;
+    cc_watch_counts(&w);
+    if (w.cycles)
+        say(line, snprintf(line, sizeof line,
+                           "cudacap[%d]: watcher cycles %llu (owner %llu, quiet %llu), NVML device-wide %llu "
+                           "(period read already %llu), per-process %llu (empty %llu, not due %llu), period "
+                           "%.1f ms, lag %.1f ms\n",
+                           (int)getpid(), (unsigned long long)w.cycles, (unsigned long long)w.owner,
+                           (unsigned long long)w.quiet, (unsigned long long)w.cheap,
+                           (unsigned long long)w.cheap_same, (unsigned long long)w.polls,
+                           (unsigned long long)w.empty, (unsigned long long)w.not_due, w.period_us / 1e3,
+                           w.lag_us / 1e3));
 }
 
 void cc_stats_register_exit_report(void) { atexit(exit_report); }

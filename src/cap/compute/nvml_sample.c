@@ -21,6 +21,18 @@ static int have_util; /* NVML's per-process utilization is there (port.h, nvml_o
 
 void cc_watch_nvml_open(void) { have_util = cc_port()->nvml_open() == 0; }
 
+static uint64_t counts[sizeof(struct cc_watch_counts) / sizeof(uint64_t)];
+
+void cc_watch_count(size_t field) { __atomic_fetch_add(&counts[field / sizeof(uint64_t)], 1, __ATOMIC_RELAXED); }
+
+static void count_set(size_t field, uint64_t v) { __atomic_store_n(&counts[field / sizeof(uint64_t)], v, __ATOMIC_RELAXED); }
+
+void cc_watch_counts(struct cc_watch_counts *out)
+{
+    uint64_t *o = (uint64_t *)out;
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) o[i] = __atomic_load_n(&counts[i], __ATOMIC_RELAXED);
+}
+
 static int member(uint32_t pid)
 {
     cc_compute_region_t *r = cc_compute_region();
@@ -191,7 +203,10 @@ static int sample_device(struct cc_compute_device *d, const struct cc_compute_vi
     if (lag < CC_DEV_LAG_US) lag = CC_DEV_LAG_US;
     if (now < anchor + lag) return 0;
     unsigned long long w = (now - anchor - lag) / per; /* periods ended since the anchor's */
-    if (w == 0 || w == d->dev_window) return 0; /* the anchor's period was the per-process query's */
+    if (w == 0 || w == d->dev_window) { /* the anchor's period was the per-process query's */
+        CC_WATCH_COUNT(cheap_same);
+        return 0;
+    }
     unsigned pct = 0;
     nvmlReturn_t r = cc_port()->nvml_device_utilization(d->nvml, &pct);
     if (r == NVML_ERROR_FUNCTION_NOT_FOUND || r == NVML_ERROR_NOT_SUPPORTED) {
@@ -200,6 +215,7 @@ static int sample_device(struct cc_compute_device *d, const struct cc_compute_vi
     }
     if (r != NVML_SUCCESS) return -1;
     __atomic_fetch_add(&v->line->nvml_calls, 1, __ATOMIC_RELAXED);
+    CC_WATCH_COUNT(cheap);
     d->dev_window = w;
     d->nvml_seen_us = anchor + w * per; /* the end of the period read */
     uint32_t pm = (pct > 100 ? 100 : pct) * 10;
@@ -239,6 +255,8 @@ int cc_watch_sample(struct cc_compute_device *d, const struct cc_compute_view *v
     if (!have_util || !d->nvml) return 0;
     unsigned long long now = cc_real_us();
     unsigned long long poll_gap = d->nvml_poll_us && now > d->nvml_poll_us ? now - d->nvml_poll_us : 0;
+    count_set(offsetof(struct cc_watch_counts, period_us), nvml_period_us(&d->nvml_proc));
+    count_set(offsetof(struct cc_watch_counts, lag_us), nvml_lag_us(&d->nvml_proc));
     uint32_t pids[16];
     unsigned np = 0;
     /* The process list (7 us) when the cheap path could serve, and for an
@@ -254,7 +272,10 @@ int cc_watch_sample(struct cc_compute_device *d, const struct cc_compute_view *v
             return k;
         }
     }
-    if (not_due(&d->nvml_proc, now, poll_gap)) return 0;
+    if (not_due(&d->nvml_proc, now, poll_gap)) {
+        CC_WATCH_COUNT(not_due);
+        return 0;
+    }
     d->nvml_poll_us = now;
     if (d->nvml_seen_us == 0) {
         /* The first poll of this watcher: a window before it started would
@@ -268,9 +289,11 @@ int cc_watch_sample(struct cc_compute_device *d, const struct cc_compute_view *v
     }
     if (d->nvml_seen_us + 2000000ull < now) d->nvml_seen_us = now - 1000000ull;
     __atomic_fetch_add(&v->line->nvml_calls, 1, __ATOMIC_RELAXED);
+    CC_WATCH_COUNT(polls);
     unsigned n = CC_SAMPLES_MAX;
     nvmlReturn_t r = cc_port()->nvml_process_utilization(d->nvml, buf, &n, d->nvml_seen_us);
     if (r == NVML_ERROR_NOT_FOUND || (r == NVML_SUCCESS && n == 0)) {
+        CC_WATCH_COUNT(empty);
         /* No sample since lastSeen. On the simulator that means nothing
          * ran; on a real GPU NVML samples every ~200 ms, so a 100 ms poll
          * often finds none while kernels run, and publishing 0 then halved

@@ -1,6 +1,7 @@
 #ifndef CC_CAP_NVML_SAMPLE_H
 #define CC_CAP_NVML_SAMPLE_H
 /* The watcher's NVML sampling (nvml_sample.c). */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cap/compute/compute.h"
@@ -15,5 +16,26 @@ void cc_watch_nvml_open(void);
  * into its slot of the process table (cudacap status). */
 int cc_watch_sample(struct cc_compute_device *d, const struct cc_compute_view *v, uint32_t *user_pm,
                     uint32_t *sys_pm, int procs);
+
+/* Where the watcher's cycles went, process-wide and relaxed: printed at
+ * exit with CUDACAP_COUNT_CALLS=1 (src/hook/stats.c), to tell on a machine
+ * why a container sampled NVML less often than every cycle. */
+struct cc_watch_counts {
+    uint64_t cycles;     /* watcher cycles, every device */
+    uint64_t owner;      /* ... in which this process owned the sampling */
+    uint64_t quiet;      /* ... that skipped the sample: a full bucket, nobody waiting */
+    uint64_t cheap;      /* device-wide reads (the cheap path) */
+    uint64_t cheap_same; /* cheap path: the period was read already */
+    uint64_t not_due;    /* per-process polls skipped: NVML's next sample not due */
+    uint64_t polls;      /* per-process queries */
+    uint64_t empty;      /* ... that found no sample */
+    uint64_t period_us;  /* the period learned last (nvml_period_us), us */
+    uint64_t lag_us;     /* the publication lag learned last, us */
+};
+_Static_assert(sizeof(struct cc_watch_counts) == 10 * sizeof(uint64_t), "cc_watch_counts holds only uint64_t");
+void cc_watch_counts(struct cc_watch_counts *out);
+/* Counts one event (a field of cc_watch_counts, by offset). */
+void cc_watch_count(size_t field);
+#define CC_WATCH_COUNT(f) cc_watch_count(offsetof(struct cc_watch_counts, f))
 
 #endif

@@ -56,12 +56,15 @@ static void cycle(struct cc_compute_device *d)
     uint64_t now = cc_mono_ns();
     int nolock = v->idx < 0 || slock.fd < 0;
     int owner = !nolock && cc_slock_claim(&slock, (unsigned)v->idx);
+    CC_WATCH_COUNT(cycles);
+    if (owner) CC_WATCH_COUNT(owner);
     uint32_t u, s;
     cc_compute_region_t *reg = cc_compute_region();
     if (owner && reg)
         cc_compute_publish_owner(reg, (unsigned)v->idx, cc_compute_key(), cc_compute_host_pid());
     int quiet = idle(d, v);
     if (quiet) {
+        CC_WATCH_COUNT(quiet);
         /* cudacap status: this container's processes are not running. */
         if (owner && reg) cc_compute_publish_procs(reg, (unsigned)v->idx, NULL, NULL, 0);
     } else if (owner || nolock) {
