@@ -3,7 +3,7 @@
 . "$(dirname "$0")/cli_lib.sh"
 C=$CUDACAP
 mkdir -p $CUDACAP_ROOT
-$C run --sm 30 --state $CUDACAP_ROOT/t -- $WORKER spin --us 1000 --seconds 6 >$CLI_TEST_TMP/w.out 2>&1 & bgpids+=($!)
+$C run --sm 30 --state $CUDACAP_ROOT/t -- $WORKER spin --us 1000 --seconds 10 >$CLI_TEST_TMP/w.out 2>&1 & bgpids+=($!)
 sleep 1.5
 expect 0 "three frames" env LC_ALL=C $C top --iterations 3 --interval 0.5
 n=$(printf '%s\n' "$out" | grep -c '^cudacap top ')
@@ -18,6 +18,15 @@ printf '%s\n' "$out" | grep -qE '^GPU 0  mem .* SM [0-9.]+% \(caps 30%\)  1 capp
 last=$(printf '%s\n' "$out" | grep '^t ' | tail -1)
 hist=$(printf '%s' "$last" | sed -E 's/^.* [0-9]+  //')
 [ ${#hist} = 3 ] && ok "history of 3 frames: '$hist'" || fail "history '$hist' in: $last"
+# A last frame under 1/16 ("_"): the worker starved of a core for the
+# frame (beside two suites, 2026-12-04); two more tries of three frames.
+# A broken cap ("+" and up) or history fails every try.
+for i in 1 2; do
+  case "$hist" in *[.:=-]) break ;; esac
+  out=$(env LC_ALL=C $C top --iterations 3 --interval 0.5 2>&1)
+  last=$(printf '%s\n' "$out" | grep '^t ' | tail -1)
+  hist=$(printf '%s' "$last" | sed -E 's/^.* [0-9]+  //')
+done
 case "$hist" in *[.:=-]) ok "last frame near 30 %" ;; *) fail "last frame '$hist'" ;; esac
 case "$last" in *"/ 30.0%"*) ok "cap shown" ;; *) fail "no cap: $last" ;; esac
 # A level under 1/16 draws "_" in either ramp: retried while the worker is
