@@ -260,12 +260,20 @@ static void mode_yields(int secs)
     }
     finish();
     double worst = 0, off_sum = 0;
-    int judged = 0, false_yields = 0, off_n = 0;
+    int judged = 0, false_yields = 0, off_n = 0, starved_n = 0;
     for (uint64_t on = 6000; on + 2000 < end; on += 4000) {
         unsigned i0 = (unsigned)(on / YIELD_POLL_MS);
         if (tg[i0 - 50 / YIELD_POLL_MS] <= 400) {
             printf("onset at %.0f s: not borrowing before it (target %u), not judged\n", on / 1000.0,
                    tg[i0 - 5]);
+            continue;
+        }
+        /* A yield the machine delayed is not the library's: 1.3-2.0 s
+         * beside two suites, its workers starved (as the other modes'
+         * windows, starved()). */
+        if (starved(on, on + 1000)) {
+            printf("onset at %.0f s: the second after it starved, not judged\n", on / 1000.0);
+            starved_n++;
             continue;
         }
         double y = -1;
@@ -287,8 +295,12 @@ static void mode_yields(int secs)
         }
     printf("worst yield %.3f s over %d onsets; while the neighbour was off: %d yields, mean target %.0f permille\n",
            worst, judged, false_yields, off_n ? off_sum / off_n : 0.0);
-    CHECK(judged >= 2, "only %d onsets judged", judged);
     CHECK(worst <= 0.6, "a yield took %.3f s", worst);
+    if (judged < 2 && starved_n && !check_failures) {
+        short_of_windows = 1; /* run again (main), at most three times */
+        return;
+    }
+    CHECK(judged >= 2, "only %d onsets judged", judged);
 }
 
 /* guard: an elastic 30/100 container beside a foreign context with no work
