@@ -293,6 +293,26 @@ set_property(TEST compute.deepq.warm.lag300 APPEND PROPERTY ENVIRONMENT "CUDACAP
 cc_preload_control_mode(compute.deepq.warm.lag300.control compute_deepq warm cudacap_empty_seen_now
                         CC_TEST_EMPTY_SEEN_NOW "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_PROC_SAMPLE_MS=167"
                         "CUDACAP_SIM_NVML_LAG_MS=300")
+# The same after a pause on two devices at once, caps 30 and 60, NVML's
+# samples 30 and 300 ms late: each device's line holds its own cap (the
+# run rule's run and the learned lag are per device).
+cc_sim_client(compute_deepq2 compute_deepq2.c)
+# (300 ms at caps 30 and 30: a cap-60 queue overshoots there, see the test.)
+foreach(lag 30 300)
+  if(lag EQUAL 30)
+    set(_cap1 60)
+  else()
+    set(_cap1 30)
+  endif()
+  cc_add_preloaded_test(compute.deepq2.lag${lag} compute_deepq2)
+  set_tests_properties(compute.deepq2.lag${lag} PROPERTIES LABELS compute)
+  set_property(TEST compute.deepq2.lag${lag} APPEND PROPERTY ENVIRONMENT "CUDACAP_SIM_DEVICES=2"
+               "CUDACAP_SM_LIMIT_0=30" "CUDACAP_SM_LIMIT_1=${_cap1}" "CUDACAP_SIM_PROC_SAMPLE_MS=167"
+               "CUDACAP_SIM_NVML_LAG_MS=${lag}")
+endforeach()
+cc_preload_control_mode(compute.deepq2.lag300.control compute_deepq2 "" cudacap_empty_seen_now
+                        CC_TEST_EMPTY_SEEN_NOW "CUDACAP_SIM_DEVICES=2" "CUDACAP_SM_LIMIT_0=30"
+                        "CUDACAP_SM_LIMIT_1=30" "CUDACAP_SIM_PROC_SAMPLE_MS=167" "CUDACAP_SIM_NVML_LAG_MS=300")
 # Control of the one-launch-per-shape rule (gate.c, shape_pending): a
 # launch of a shape in flight untimed takes another slot beside the probe,
 # on each of the 16 streams (each idle at its first launch).

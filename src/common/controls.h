@@ -87,7 +87,7 @@
     X(CC_TEST_FIRST_CONTROLLER, "cap/compute/controller.c", "compute.controller.noisy.control")                        \
     X(CC_TEST_IDLE_FROZEN, "cap/compute/controller.c", "compute.controller.idle.control")                              \
     X(CC_TEST_UP_AT_ONCE, "cap/compute/controller.c", "compute.controller.start.control")                               \
-    X(CC_TEST_EMPTY_SEEN_NOW, "cap/compute/nvml_sample.c", "compute.deepq.warm.lag300.control")                     \
+    X(CC_TEST_EMPTY_SEEN_NOW, "cap/compute/nvml_sample.c", "compute.deepq.warm.lag300.control compute.deepq2.lag300.control") \
     X(CC_TEST_STRADDLE_READ, "cap/compute/controller.c cap/compute/elastic.c",                                         \
       "compute.controller.contended.control compute.elastic.unit.straddle_control")                                    \
     /* compute: cost model and admission */                                                                            \
