@@ -27,8 +27,8 @@
 
 #include "check.h"
 #include "compute_mp.h"
-#include "ptx.h"
 #include "runq.h"
+#include "spin_setup.h"
 
 #define N 30
 #define US 40000
@@ -44,18 +44,10 @@ struct dev_run {
 static void *run(void *arg)
 {
     struct dev_run *r = arg;
-    CUdevice dev;
-    CUcontext ctx;
-    CUmodule mod;
     CUfunction fn;
     CUstream st;
     int sms;
-    if (cuDeviceGet(&dev, r->ord) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
-        cuCtxSetCurrent(ctx) != CUDA_SUCCESS || cuModuleLoadData(&mod, test_ptx) != CUDA_SUCCESS ||
-        cuModuleGetFunction(&fn, mod, "spin_40000us") != CUDA_SUCCESS ||
-        cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
-        cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS)
-        return NULL;
+    if (spin_setup_on(r->ord, "spin_40000us", &fn, &st, &sms) != 0) return NULL;
     if (cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, st, NULL, NULL) != CUDA_SUCCESS ||
         cuStreamSynchronize(st) != CUDA_SUCCESS)
         return NULL;
