@@ -26,6 +26,7 @@
 
 #include "check.h"
 #include "compute_mp.h"
+#include "runq.h"
 #include "saturate_worker.h"
 
 #define WARM_NS 2000000000ull
@@ -49,7 +50,7 @@ static unsigned long census(const char *path, const char *name)
 struct cont {
     char state[512], census[600];
     int cap, nproc;
-    double pct;
+    double pct, starved; /* the share; its workers' longest run-queue wait, s */
 };
 
 /* Runs the containers' workers at once; fills each one's share. */
@@ -84,12 +85,14 @@ static void run(char *argv0, struct cont *c, int nc)
     k = 0;
     for (int j = 0; j < nc; j++) {
         double w = 0;
+        c[j].starved = 0;
         for (int i = 0; i < c[j].nproc; i++, k++) {
             FILE *f = fopen(out[k], "r");
-            double x = 0;
-            CHECK(f && fscanf(f, "%lf", &x) == 1, "no result from %s", out[k]);
+            double x = 0, q = 0;
+            CHECK(f && fscanf(f, "%lf %lf", &x, &q) == 2, "no result from %s", out[k]);
             if (f) fclose(f);
             w += x;
+            if (q > c[j].starved) c[j].starved = q;
         }
         c[j].pct = w / (RUN_NS / 1e9) * 100;
     }
@@ -110,7 +113,9 @@ int main(int argc, char **argv)
            c[0].pct, dev, proc);
     CHECK(dev >= 10, "only %lu device-wide queries", dev);
     CHECK(proc <= 8, "%lu per-process queries while alone", proc);
-    CHECK(c[0].pct > 25 && c[0].pct < 35, "alone: %.1f %% at cap 30", c[0].pct);
+    CHECK(c[0].pct < 35, "alone: %.1f %% at cap 30", c[0].pct);
+    /* Shares from below only where the workers had their cores. */
+    if (runq_judged("alone", c[0].starved, RUN_NS / 1e9)) CHECK(c[0].pct > 25, "alone: %.1f %% at cap 30", c[0].pct);
 
     snprintf(c[0].state, sizeof c[0].state, "%s/beside0", base);
     snprintf(c[1].state, sizeof c[1].state, "%s/beside1", base);
@@ -120,8 +125,10 @@ int main(int argc, char **argv)
     printf("beside: %.1f %% at cap 30, %.1f %% at cap 50; the first's per-process queries: %lu\n", c[0].pct,
            c[1].pct, proc);
     CHECK(proc >= 10, "only %lu per-process queries beside another container", proc);
-    for (int j = 0; j < 2; j++)
-        CHECK(c[j].pct > c[j].cap - 5 && c[j].pct < c[j].cap + 5, "beside: %.1f %% at cap %d", c[j].pct,
-              c[j].cap);
+    for (int j = 0; j < 2; j++) {
+        CHECK(c[j].pct < c[j].cap + 5, "beside: %.1f %% at cap %d", c[j].pct, c[j].cap);
+        if (runq_judged("beside", c[j].starved, RUN_NS / 1e9))
+            CHECK(c[j].pct > c[j].cap - 5, "beside: %.1f %% at cap %d", c[j].pct, c[j].cap);
+    }
     CHECK_EXIT();
 }

@@ -98,8 +98,9 @@ int main(void)
     printf("4 processes, cap 30%%: 40 ms windows: mean %.1f%%, p90 %u%%, max %u%% (%d reads)\n", mean,
            p90, n ? u[n - 1] : 0, n);
     CHECK(n > 100, "only %d utilization reads", n);
-    /* 22..40: as compute.nvmlperiod, room for a sanitizer build. */
-    CHECK(mean > 22 && mean < 40, "mean %.1f%% at cap 30%%", mean);
+    /* 22..40: as compute.nvmlperiod, room for a sanitizer build; from
+     * below only where the workers had their cores (judged, below). */
+    CHECK(mean < 40, "mean %.1f%% at cap 30%%", mean);
     /* Smooth only where the workers had their cores: one woken late
      * spends what accrued meanwhile in a burst (p90 60 %, mean 35.4 %,
      * beside two suites once). A starved run that passed everything else
@@ -109,6 +110,7 @@ int main(void)
     for (int i = 0; i < NPROC; i++) most = starved[i] > most ? starved[i] : most;
     printf("workers runnable without a core: at most %.2f s of 3\n", most);
     int judged = most <= RUNQ_STARVED_FRACTION * 3.0;
+    if (judged) CHECK(mean > 22, "mean %.1f%% at cap 30%%", mean);
     if (judged) CHECK(p90 <= 50, "p90 of 40 ms windows %u%% at cap 30%% (bar: cap + 20)", p90);
     const char *state = getenv("CUDACAP_STATE_DIR");
     const cc_compute_region_t *r = state ? mp_map_compute_region(state) : NULL;

@@ -66,18 +66,23 @@ int main(int argc, char **argv)
     CHECK(mp_wait_all(pids, 4) == 0, "a worker failed");
     double err = 0;
     for (int c = 0; c < 2; c++) {
-        double w = 0;
+        double w = 0, starved = 0;
         for (int i = 0; i < 2; i++) {
             FILE *f = fopen(out[c * 2 + i], "r");
-            double x = 0;
-            CHECK(f && fscanf(f, "%lf", &x) == 1, "no result from %s", out[c * 2 + i]);
+            double x = 0, q = 0;
+            CHECK(f && fscanf(f, "%lf %lf", &x, &q) == 2, "no result from %s", out[c * 2 + i]);
             if (f) fclose(f);
             w += x;
+            if (q > starved) starved = q;
         }
         double pct = w / (RUN_NS / 1e9) * 100;
-        printf("container %d, cap %d%%: %.1f%% of the device\n", c, caps[c], pct);
-        CHECK(pct > caps[c] - 12 && pct < caps[c] + 12, "container %d: %.1f%% at cap %d%%", c, pct,
-              caps[c]);
+        printf("container %d, cap %d%%: %.1f%% of the device; runnable without a core %.2f s of %.0f\n", c,
+               caps[c], pct, starved, RUN_NS / 1e9);
+        CHECK(pct < caps[c] + 12, "container %d: %.1f%% at cap %d%%", c, pct, caps[c]);
+        /* From below only where its workers had their cores (1.9 % at cap
+         * 30 once, its workers stalled for seconds beside two suites). */
+        if (runq_judged("twocont", starved, RUN_NS / 1e9))
+            CHECK(pct > caps[c] - 12, "container %d: %.1f%% at cap %d%%", c, pct, caps[c]);
         err += pct > caps[c] ? pct - caps[c] : caps[c] - pct;
     }
     printf("sum of the two errors: %.1f pp\n", err);

@@ -1,7 +1,8 @@
 /* A test worker that saturates the device with one-wave 1.5 ms kernels (4
  * per sync) until t0 + warm + run and writes to `out` the device time of the
  * batches completed inside [t0 + warm, t0 + warm + run): its work, in
- * seconds. 0, or 1 on failure. For tests that exec themselves as workers
+ * seconds, then how long it was runnable without a core over that window
+ * (tests/runq.h), in seconds. 0, or 1 on failure. For tests that exec themselves as workers
  * (compute_twocont.c, compute_cheap.c). */
 #ifndef CC_TEST_SATURATE_WORKER_H
 #define CC_TEST_SATURATE_WORKER_H
@@ -11,6 +12,7 @@
 
 #include "check.h"
 #include "compute_mp.h"
+#include "runq.h"
 #include "spin_setup.h"
 
 static inline int saturate_worker(const char *out, uint64_t t0, uint64_t warm_ns, uint64_t run_ns)
@@ -20,8 +22,9 @@ static inline int saturate_worker(const char *out, uint64_t t0, uint64_t warm_ns
     int sms;
     spin_setup("spin_1500us", &fn, &stream, &sms);
     if (check_failures) return 1;
-    double work = 0;
+    double work = 0, q0 = -1;
     while (mp_now() < t0 + warm_ns + run_ns) {
+        if (q0 < 0 && mp_now() >= t0 + warm_ns) q0 = runq_s();
         for (int i = 0; i < 4; i++)
             CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
         CHECK_CU(cuStreamSynchronize(stream));
@@ -31,7 +34,7 @@ static inline int saturate_worker(const char *out, uint64_t t0, uint64_t warm_ns
     }
     FILE *f = fopen(out, "w");
     if (!f) return 1;
-    fprintf(f, "%.6f\n", work);
+    fprintf(f, "%.6f %.6f\n", work, q0 < 0 ? 0 : runq_s() - q0);
     return fclose(f) != 0;
 }
 
