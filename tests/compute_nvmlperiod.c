@@ -29,6 +29,7 @@
 #include "check.h"
 #include "compute_mp.h"
 #include "cudacap/nvml_api.h"
+#include "runq.h"
 #include "spin_setup.h"
 
 static double now_s(void)
@@ -75,7 +76,7 @@ int main(void)
     const char *state = getenv("CUDACAP_STATE_DIR");
     const cc_compute_region_t *r = NULL;
     uint32_t calls0 = 0;
-    double t0 = now_s(), work = 0, next_q = t0 + 2.5, usum = 0;
+    double t0 = now_s(), work = 0, next_q = t0 + 2.5, usum = 0, q0 = -1;
     int nq = 0;
     const double warm = 1.5, run = 4.0;
     while (now_s() - t0 < warm + run) {
@@ -84,6 +85,7 @@ int main(void)
         CHECK_CU(cuStreamSynchronize(stream));
         if (check_failures) CHECK_EXIT();
         if (now_s() - t0 >= warm) work += 4 * 1.5e-3;
+        if (q0 < 0 && now_s() - t0 >= warm) q0 = runq_proc_s();
         if (!r && now_s() - t0 >= warm && state && (r = mp_map_compute_region(state)))
             calls0 = __atomic_load_n(&r->dev[0].nvml_calls, __ATOMIC_RELAXED);
         if (now_s() >= next_q) { /* window fully inside the measured part */
@@ -94,13 +96,18 @@ int main(void)
             next_q += 0.25;
         }
     }
-    double share = work / run * 100, nvml = nq ? usum / nq : -1;
-    printf("cap 30%%: %.1f%% of the device by work done, NVML utilization %.1f%% (%d reads)\n", share, nvml,
-           nq);
+    double share = work / run * 100, nvml = nq ? usum / nq : -1, starved = q0 < 0 ? 0 : runq_proc_s() - q0;
+    printf("cap 30%%: %.1f%% of the device by work done, NVML utilization %.1f%% (%d reads); this "
+           "process's threads runnable without a core %.2f s in all over the %.0f s\n", share, nvml, nq, starved,
+           run);
     /* 22..40: room for a sanitizer build's slower convergence (35.1 % seen
-     * under ASan); the control (empty poll = idle) settles near 50 %. */
-    CHECK(share > 22 && share < 40, "work done %.1f%% at cap 30%%", share);
-    CHECK(nq > 0 && nvml > 22 && nvml < 40, "NVML utilization %.1f%% at cap 30%%", nvml);
+     * under ASan); the control (empty poll = idle) settles near 50 %. From
+     * below only where the launcher and the watcher had their cores. */
+    int judged = runq_judged("nvmlperiod", starved, run);
+    CHECK(share < 40, "work done %.1f%% at cap 30%%", share);
+    CHECK(nq > 0 && nvml < 40, "NVML utilization %.1f%% at cap 30%%", nvml);
+    if (judged) CHECK(share > 22, "work done %.1f%% at cap 30%%", share);
+    if (judged) CHECK(nvml > 22, "NVML utilization %.1f%% at cap 30%%", nvml);
     /* The watcher asks only when NVML's next sample is due: about 6 calls a
      * second at a 167 ms period, not one a cycle (10). */
     if (r) {
@@ -112,5 +119,10 @@ int main(void)
         kill(nb, SIGKILL);
         waitpid(nb, NULL, 0);
     }
+    /* Starved, the control reads under its bars too (a watcher that runs
+     * late queries less and a launcher that runs late works less): such a
+     * run is not judged either way (once in a fresh root's suite beside
+     * another). */
+    if (!check_failures && !judged) return 77;
     CHECK_EXIT();
 }

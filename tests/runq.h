@@ -9,6 +9,7 @@
 #ifndef CC_TEST_RUNQ_H
 #define CC_TEST_RUNQ_H
 
+#include <dirent.h>
 #include <stdio.h>
 
 /* Over this share of a window runnable without a core, a run says nothing
@@ -24,6 +25,26 @@ static inline double runq_s(void)
     int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
     if (f) fclose(f);
     return ok ? (double)wait * 1e-9 : 0;
+}
+
+/* The same summed over every thread of this process (the library's
+ * watcher thread too), s; 0 where it cannot be read. */
+static inline double runq_proc_s(void)
+{
+    double sum = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.') continue;
+        char p[300];
+        snprintf(p, sizeof p, "/proc/self/task/%s/schedstat", e->d_name);
+        FILE *f = fopen(p, "r");
+        unsigned long long run = 0, wait = 0;
+        if (f && fscanf(f, "%llu %llu", &run, &wait) == 2) sum += (double)wait * 1e-9;
+        if (f) fclose(f);
+    }
+    closedir(d);
+    return sum;
 }
 
 /* Whether a window of window_s, in which a thread was runnable without a
