@@ -134,8 +134,11 @@ int main(int argc, char **argv)
         printf("%s on device %d (cap 30) with device %d current: busy %.2f; runnable without a core "
                "%.2f s\n", fam, n - 1, no_stream ? n - 1 : 0, share, starved);
         CHECK(share <= 0.40, "%s: device %d busy %.2f under a 30 %% cap", fam, n - 1, share);
-        if (runq_judged(fam, starved, 1.5))
-            CHECK(share >= 0.15, "%s: device %d busy only %.2f (throttled too hard)", fam, n - 1, share);
+        int judged = runq_judged(fam, starved, 1.5);
+        if (judged) CHECK(share >= 0.15, "%s: device %d busy only %.2f (throttled too hard)", fam, n - 1, share);
+        /* A control (launches charged to device 0: T uncapped) read 0.25
+         * when starved 2.3 s: not judged either way (ctest: Skipped). */
+        if (!check_failures && !judged) return 77;
         CHECK_EXIT();
     }
 

@@ -100,7 +100,9 @@ const cc_option_t cc_options[CC_OPT_COUNT] = {
         .kind = CC_KIND_SWITCH, .def = 0,
         .bad = "not counting calls",
         .doc = "on: count calls through each wrapper, print the counts at exit, and with them where capped "
-               "launches waited (new shapes waiting for a pending timing, waits for tokens, launches timed)"},
+               "launches waited (new shapes waiting for a pending timing, waits for tokens, launches timed) "
+               "and where the compute watcher's cycles went (owned, quiet, NVML device-wide and per-process "
+               "queries, polls skipped as not due, the period and publication lag learned)"},
     [CC_OPT_SHARED_BUCKET] = {
         .name = "CUDACAP_SHARED_BUCKET", .seed = "CUDA_SM_SHARED_BUCKET",
         .kind = CC_KIND_SWITCH, .def = 1, .def_note = "(shared)",
