@@ -27,17 +27,20 @@ static inline double runq_s(void)
     return ok ? (double)wait * 1e-9 : 0;
 }
 
-/* The same summed over every thread of this process (the library's
- * watcher thread too), s; 0 where it cannot be read. */
-static inline double runq_proc_s(void)
+/* The same summed over every thread of process pid (0: this process, the
+ * library's watcher thread too), s; 0 where it cannot be read. */
+static inline double runq_pid_s(int pid)
 {
+    char dir[64];
+    if (pid) snprintf(dir, sizeof dir, "/proc/%d/task", pid);
+    else snprintf(dir, sizeof dir, "/proc/self/task");
     double sum = 0;
-    DIR *d = opendir("/proc/self/task");
+    DIR *d = opendir(dir);
     if (!d) return 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         if (e->d_name[0] == '.') continue;
-        char p[300];
-        snprintf(p, sizeof p, "/proc/self/task/%s/schedstat", e->d_name);
+        char p[400];
+        snprintf(p, sizeof p, "%s/%s/schedstat", dir, e->d_name);
         FILE *f = fopen(p, "r");
         unsigned long long run = 0, wait = 0;
         if (f && fscanf(f, "%llu %llu", &run, &wait) == 2) sum += (double)wait * 1e-9;
@@ -46,6 +49,8 @@ static inline double runq_proc_s(void)
     closedir(d);
     return sum;
 }
+
+static inline double runq_proc_s(void) { return runq_pid_s(0); }
 
 /* Whether a window of window_s, in which a thread was runnable without a
  * core for waited_s, judges a lower bound; says so when it does not. */
