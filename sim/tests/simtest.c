@@ -35,6 +35,15 @@ double st_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+double st_runq_ms(void)
+{
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    unsigned long long run = 0, wait = 0;
+    int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
+    if (f) fclose(f);
+    return ok ? (double)wait / 1e6 : 0;
+}
+
 void st_sleep_until_ms(double ms)
 {
     struct timespec ts = { (time_t)(ms / 1e3), (long)((ms - (double)(time_t)(ms / 1e3) * 1e3) * 1e6) };

@@ -14,6 +14,9 @@
 /* Makes a private CUDACAP_SIM_DIR (removed at exit) and sets defaults. */
 void st_setup(void);
 double st_ms(void);                 /* CLOCK_MONOTONIC in ms */
+/* This thread's time runnable without a core so far, ms
+ * (/proc/thread-self/schedstat; 0 where it cannot be read). */
+double st_runq_ms(void);
 void st_sleep_until_ms(double ms);
 CUcontext st_ctx(void);             /* cuInit + primary context of device 0, made current */
 CUfunction st_func(const char *name);
