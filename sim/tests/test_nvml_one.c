@@ -84,7 +84,11 @@ static int run(void *arg)
     CHECK(st_wait(p1) == 0 && st_wait(p2) == 0);
     printf("mode %d: %d samples, first child named %d, second %d; longest gaps between launches "
            "%.0f and %.0f ms\n", mode, samples, named1, named2, gap[0], gap[1]);
-    CHECK(samples >= 15 && named1 + named2 == samples);
+    CHECK(named1 + named2 == samples);
+    /* A period with neither child busy has no sample: at least 15 of the 20
+     * polls' periods only where neither child stalled for most of a period
+     * (both stalled 6.7 s once, beside two suites: 14 samples). */
+    if (gap[0] < PERIOD_MS * 0.8 && gap[1] < PERIOD_MS * 0.8) CHECK(samples >= 15);
     if (mode == 1) CHECK(named1 >= 3 && named2 >= 3);
     /* Sticky holds the first child while it is busy in every period: a
      * child starved for most of a period (beside two suites: the second
