@@ -53,6 +53,8 @@ add_test(NAME compute.election.death.control COMMAND compute_election_noforget d
 cc_compute_control(compute_election_fixed compute_election.c CC_TEST_FIXED_CADENCE
                    ${CC_CTL}/election.c)
 add_test(NAME compute.election.slow.control COMMAND compute_election_fixed slow)
+set_tests_properties(compute.election.stall compute.election.slow compute.election.slow.control
+                     PROPERTIES SKIP_RETURN_CODE 77)
 
 cc_compute_test(compute_controller compute_controller.c)
 add_test(NAME compute.controller.unit COMMAND compute_controller unit)
@@ -397,9 +399,9 @@ foreach(m alone newcomer two bursts)
   set_tests_properties(compute.elastic.${m} PROPERTIES LABELS "compute;elastic" TIMEOUT 240)
 endforeach()
 # Controls: the soft limit ignored; others' work never seen; beside others
-# no borrowing; the seed's debounced exclusivity (16 s: four bursts, so that
-# two starved ones leave it judged; with three, 2 of 8 runs beside two suites
-# were skipped).
+# no borrowing; the seed's debounced exclusivity (16 s: four bursts; a run
+# with a starved onset is run again, and skipped after three: with two of
+# four starved it once passed, 2026-12-04).
 cc_preload_control_mode(compute.elastic.alone.control compute_elastic alone cudacap_no_elastic
                         CC_TEST_NO_ELASTIC)
 cc_preload_control_mode(compute.elastic.newcomer.control compute_elastic newcomer cudacap_no_yield

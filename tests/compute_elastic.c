@@ -27,7 +27,7 @@
  *             the seed's 10-sample exclusivity debounce both ways (it
  *             yields a second late and takes the device back a second
  *             after each burst). ARG: seconds (20; 8 under sanitizers,
- *             16 for the control).
+ *             16 for the control). A pass needs every onset counted.
  * Windows in which the machine did not run the test (2 % of the time lost
  * in the parent's late wake-ups, the workers' gaps between calls, their
  * waits for the simulator's lock and, since 2026-12-03, their waits on a run
@@ -233,6 +233,10 @@ static void mode_bursts(int secs)
      * within a sample or two, not a second later (52-55 % measured; the
      * seed's debounce: 20-35 %). */
     CHECK(first >= 47.0 - slack(n, 1000), "neighbour %.1f %% in a first second", first);
+    /* A pass needs every onset counted: with two of four starved the
+     * control passed once (beside a CI run, 2026-12-04); such a run is run
+     * again (main), then skipped. A failure stands. */
+    if (counted < windows && !check_failures) short_of_windows = 1;
 }
 
 /* yields: the borrower's target read every 10 ms while a hard 50 neighbour

@@ -129,13 +129,24 @@ static void death(void)
     }
 }
 
+/* What a watch saw: stale or not, and whether a stale verdict on a live
+ * owner is the machine's (the owner was runnable without a core for more
+ * than one of its intervals since its last publication: a live owner is
+ * judged stale only after about 3 intervals without one, so that wait is
+ * what made it late; beside a CI run at load 8 both stall and slow failed
+ * so, 2026-12-04). The control's fixed limits judge a 440 ms owner stale
+ * after 300 ms with no such wait, and still fail. */
+enum { WATCH_TRUSTED, WATCH_STALE, WATCH_STALE_STARVED };
+
 /* The owner publishes every interval_ms; the checker reports whether it
- * ever judged the sample stale, and when. */
+ * ever judged the sample stale, and when (in the stopped owner's beats,
+ * less the checker's own wait for a core). */
 static int watch(uint64_t interval_ms, int stop_after_ms, double *stale_after_stop_beats)
 {
     struct {
         cc_compute_dev_t line __attribute__((aligned(64)));
         uint64_t stopped_ns, cadence_ns;
+        uint64_t owner_runq_ns; /* the owner's run-queue wait at its last publication */
     } *s = mp_shared(sizeof *s);
     pid_t owner = fork();
     if (owner == 0) {
@@ -143,29 +154,46 @@ static int watch(uint64_t interval_ms, int stop_after_ms, double *stale_after_st
         for (;;) {
             uint64_t now = mp_now();
             cc_sample_publish(&s->line, 300, 300, now, prev);
+            /* After the sample (release): a checker that sees this value
+             * sees the sample too. */
+            __atomic_store_n(&s->owner_runq_ns, (uint64_t)(runq_s() * 1e9), __ATOMIC_RELEASE);
             prev = now;
             mp_sleep_until(now + interval_ms * 1000000ull);
         }
     }
     mp_msleep((unsigned)(interval_ms * 2 + 50)); /* two publications: cadence known */
-    int stale = 0;
+    int stale = WATCH_TRUSTED;
+    double q_stop = 0;
     uint64_t t0 = mp_now(), end = t0 + 3000000000ull;
-    while (mp_now() < end) {
+    for (;;) {
+        /* The stop happens even when this checker woke past the end. */
         if (stop_after_ms >= 0 && !s->stopped_ns && mp_now() - t0 >= (uint64_t)stop_after_ms * 1000000ull) {
             kill(owner, SIGSTOP);
             s->stopped_ns = mp_now();
+            q_stop = runq_s();
             /* Stale means 3 of the owner's own intervals without a sample;
              * an owner held up by load published at a slower cadence (up to
              * 10 periods): watch long enough for that one. */
             s->cadence_ns = cc_owner_cadence_ns(&s->line, CC_PERIOD_NS);
             if (s->stopped_ns + 3 * s->cadence_ns + 1000000000ull > end) end = s->stopped_ns + 3 * s->cadence_ns + 1000000000ull;
         }
+        uint64_t base = __atomic_load_n(&s->owner_runq_ns, __ATOMIC_ACQUIRE);
+        int over = mp_now() >= end && (stop_after_ms < 0 || s->stopped_ns);
         if (cc_sample_stale(&s->line, mp_now(), CC_PERIOD_NS)) {
-            stale = 1;
-            if (stale_after_stop_beats && s->stopped_ns)
-                *stale_after_stop_beats = (double)(mp_now() - s->stopped_ns) / (double)s->cadence_ns;
+            stale = WATCH_STALE;
+            double owner_waited = runq_pid_s(owner) - (double)base * 1e-9;
+            if (!s->stopped_ns && owner_waited > (double)interval_ms * 1e-3) {
+                printf("  owner judged stale after waiting %.2f s for a core: the machine's\n", owner_waited);
+                stale = WATCH_STALE_STARVED;
+            }
+            if (stale_after_stop_beats && s->stopped_ns) {
+                double waited = runq_s() - q_stop;
+                *stale_after_stop_beats = ((double)(mp_now() - s->stopped_ns) - waited * 1e9) / (double)s->cadence_ns;
+                if (waited > 0.05) printf("  the checker waited %.2f s for a core after the stop\n", waited);
+            }
             break;
         }
+        if (over) break; /* judged once more after the end: a late wake still looks */
         mp_msleep(10);
     }
     kill(owner, SIGKILL);
@@ -180,23 +208,34 @@ int main(int argc, char **argv)
     int all = !strcmp(which, "all");
     if (all || !strcmp(which, "election")) election();
     if (all || !strcmp(which, "death")) death();
+    int starved = 0;
     if (all || !strcmp(which, "stall")) {
         double beats = -1;
         int st = watch(100, 500, &beats);
         printf("stall: owner stopped, judged stale after %.2f of its beats\n", beats);
-        CHECK(st && beats >= 0, "a stopped owner was never judged stale");
-        CHECK(beats <= 4.5, "stall detected only after %.2f of the owner's beats", beats);
-        CHECK(!watch(100, -1, NULL), "a live 100 ms owner was judged stale");
+        starved += st == WATCH_STALE_STARVED; /* before the stop */
+        if (st != WATCH_STALE_STARVED) {
+            CHECK(st && beats >= 0, "a stopped owner was never judged stale");
+            CHECK(beats <= 4.5, "stall detected only after %.2f of the owner's beats", beats);
+        }
+        st = watch(100, -1, NULL);
+        starved += st == WATCH_STALE_STARVED;
+        CHECK(st != WATCH_STALE, "a live 100 ms owner was judged stale");
     }
     if (all || !strcmp(which, "slow")) {
         int st = watch(440, -1, NULL);
-        printf("slow: 440 ms owner %s\n", st ? "judged stale" : "trusted");
-        CHECK(!st, "a slow but alive owner (440 ms) was judged stale");
+        printf("slow: 440 ms owner %s\n", st == WATCH_TRUSTED ? "trusted" : "judged stale");
+        starved += st == WATCH_STALE_STARVED;
+        CHECK(st != WATCH_STALE, "a slow but alive owner (440 ms) was judged stale");
     }
     /* The folder and the lock file in it: not left in /tmp by every run. */
     char f[sizeof dir + 32];
     snprintf(f, sizeof f, "%s/sampling.lock", dir);
     unlink(f);
     rmdir(dir);
+    if (starved && !check_failures) {
+        printf("skip: a live owner was held off its core (%d watch(es)): nothing judged\n", starved);
+        return 77;
+    }
     CHECK_EXIT();
 }
