@@ -340,6 +340,27 @@ set_property(TEST compute.watch.counts APPEND PROPERTY ENVIRONMENT
              "CUDACAP_SM_LIMIT=30;CUDACAP_COUNT_CALLS=1;CUDACAP_SIM_PROC_SAMPLE_MS=167;DEEPQ_NO_SKIP=1")
 set_tests_properties(compute.watch.counts PROPERTIES LABELS compute PASS_REGULAR_EXPRESSION
   "watcher cycles [1-9][0-9]* \\(owner [1-9][0-9]*, quiet [0-9]+\\), NVML device-wide [1-9][0-9]* \\(period read already [1-9][0-9]*\\), per-process [1-9][0-9]* \\(empty [0-9]+, not due [0-9]+\\), period 16[0-9]\\.[0-9] ms, lag [0-9]+\\.[0-9] ms")
+# NVML's period learned right where a period has no sample, on a model of
+# NVML's answers and the watcher's polls (tests/compute_period_unit.c).
+# Controls: the cheap path's grid on one gap; only the newest timestamps of
+# successive polls teach the period.
+cc_compute_test(compute_period_unit compute_period_unit.c)
+add_test(NAME compute.period.unit COMMAND compute_period_unit)
+cc_compute_control(compute_period_unit_one compute_period_unit.c CC_TEST_ONE_GAP_GRID ${CC_CTL}/nvml_clock.c)
+add_test(NAME compute.period.unit.control_one COMMAND compute_period_unit_one)
+cc_compute_control(compute_period_unit_newest compute_period_unit.c CC_TEST_NEWEST_GAPS_ONLY ${CC_CTL}/nvml_clock.c)
+add_test(NAME compute.period.unit.control_newest COMMAND compute_period_unit_newest)
+set_tests_properties(compute.period.unit.control_one compute.period.unit.control_newest PROPERTIES WILL_FAIL TRUE)
+set_tests_properties(compute.period.unit compute.period.unit.control_one compute.period.unit.control_newest
+                     PROPERTIES LABELS compute)
+# The same end to end on the simulator, as the H200 samples (200 ms periods
+# shown 30 ms late), the warm-up kernel then a pause: the period printed at
+# exit is 200 ms.
+cc_add_preloaded_test(compute.watch.period compute_deepq warm)
+set_property(TEST compute.watch.period APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30" "CUDACAP_COUNT_CALLS=1"
+             "CUDACAP_SIM_PROC_SAMPLE_MS=200" "CUDACAP_SIM_NVML_LAG_MS=30" "DEEPQ_NO_SKIP=1")
+set_tests_properties(compute.watch.period PROPERTIES LABELS compute PASS_REGULAR_EXPRESSION
+  "watcher cycles [0-9]+ .*, period 20[0-9]\\.[0-9] ms, lag [0-9]+\\.[0-9] ms")
 cc_sim_client(compute_capture compute_capture.c)
 cc_add_preloaded_test(compute.capture.invalidation compute_capture invalidation)
 cc_add_preloaded_test(compute.capture.time compute_capture time)

@@ -15,6 +15,7 @@ set(CC_COMPUTE_SOURCES
   cap/compute/compute_setup.c
   cap/compute/gate.c
   cap/compute/nvml_sample.c
+  cap/compute/nvml_clock.c
   cap/compute/refill.c
   cap/compute/watcher.c
   cap/compute/compute_live.c

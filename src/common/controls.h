@@ -82,12 +82,14 @@
     X(CC_TEST_NO_FORGET, "cap/compute/sampling_lock.c", "compute.election.death.control compute.lock.fork.control")    \
     X(CC_TEST_SAMPLE_IDLE, "cap/compute/watcher.c", "compute.idle.control")                                            \
     X(CC_TEST_NO_DEVICE_QUERY, "cap/compute/nvml_sample.c", "compute.watcher.cheap.control")                           \
-    X(CC_TEST_EMPTY_IS_IDLE, "cap/compute/nvml_sample.c", "compute.nvmlperiod.control")                                \
+    X(CC_TEST_EMPTY_IS_IDLE, "cap/compute/nvml_clock.c", "compute.nvmlperiod.control")                                \
     /* compute: controller */                                                                                          \
     X(CC_TEST_FIRST_CONTROLLER, "cap/compute/controller.c", "compute.controller.noisy.control")                        \
     X(CC_TEST_IDLE_FROZEN, "cap/compute/controller.c", "compute.controller.idle.control")                              \
     X(CC_TEST_UP_AT_ONCE, "cap/compute/controller.c", "compute.controller.start.control")                               \
-    X(CC_TEST_EMPTY_SEEN_NOW, "cap/compute/nvml_sample.c", "compute.deepq.warm.lag300.control compute.deepq2.lag300.control") \
+    X(CC_TEST_ONE_GAP_GRID, "cap/compute/nvml_clock.c", "compute.period.unit.control_one")                            \
+    X(CC_TEST_NEWEST_GAPS_ONLY, "cap/compute/nvml_clock.c", "compute.period.unit.control_newest")                     \
+    X(CC_TEST_EMPTY_SEEN_NOW, "cap/compute/nvml_clock.c", "compute.deepq.warm.lag300.control compute.deepq2.lag300.control") \
     X(CC_TEST_STRADDLE_READ, "cap/compute/controller.c cap/compute/elastic.c",                                         \
       "compute.controller.contended.control compute.elastic.unit.straddle_control")                                    \
     /* compute: cost model and admission */                                                                            \

@@ -4,17 +4,5 @@
 #ifdef CC_TEST_NO_DEVICE_QUERY /* compute.watcher.cheap.control: always the per-process samples */
 #define device_wide(d, mine) ((void)(d), (void)(mine), 0)
 #endif
-#ifdef CC_TEST_EMPTY_IS_IDLE
-/* compute.nvmlperiod.control: the first version's rule, every poll asks and
- * an empty answer is idle up to now (lastSeen to now: without it, since
- * 2026-12-04, samples read late still counted and the control held 37 %,
- * under its bar, in one run of a suite loop) */
-#define not_due(c, now, poll_gap) ((void)(c), (void)(now), (void)(poll_gap), 0)
-#define empty_seen(c, seen, now) ((void)(c), (void)(seen), (now))
-#endif
-
-#ifdef CC_TEST_EMPTY_SEEN_NOW /* compute.deepq.warm.lag300.control: an empty answer moves lastSeen to now */
-#define empty_seen(c, seen, now) ((void)(c), (void)(seen), (now))
-#endif
 
 #include "cap/compute/nvml_sample.c"

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cap/compute/nvml_sample.h"
+#include "cap/compute/nvml_clock.h"
 #include "cap/compute/compute.h"
 #include "cap/compute/compute_region.h"
 #include "cap/compute/election.h"
@@ -37,83 +38,6 @@ static int member(uint32_t pid)
 {
     cc_compute_region_t *r = cc_compute_region();
     return r ? cc_compute_is_member(r, pid) : pid == cc_compute_host_pid();
-}
-
-/* NVML's sampling period as observed on clock c (the smallest gap); 0 while
- * unknown (then an empty poll means idle, the simulator's rule). The next
- * sample is due one period after the newest one's timestamp, which is the
- * END of the period it covers; an empty poll before that is no data. (A
- * first version subtracted a margin and so declared samples due before
- * their period had ended: 30 % caps held at up to 40 % on the simulator's
- * periodic-NVML mode.) */
-static unsigned nvml_period_us(const struct cc_nvml_clock *c)
-{
-    unsigned m = 0;
-    for (int i = 0; i < 16; i++)
-        if (c->gap_us[i] && (!m || c->gap_us[i] < m)) m = c->gap_us[i];
-    return m;
-}
-
-/* NVML's publication lag on clock c: how long after its timestamp (the end
- * of its period) a sample appears, the least of the recent observations
- * (each is the lag plus up to one poll interval); 0 while unknown. A
- * simulator with CUDACAP_SIM_NVML_LAG_MS shows each period 30-300 ms late;
- * read as due at its period's end, every sample there was "missing" when
- * first asked for, an empty answer published 0 % and moved lastSeen past
- * the sample still to come, and the watcher read 0 % for seconds while the
- * container ran: a deep queue at cap 30 took 40-87 % of the device. The
- * H200's samples came within the cheap path's 50 ms allowance. */
-static unsigned nvml_lag_us(const struct cc_nvml_clock *c)
-{
-    unsigned k = c->lag_i < 8 ? c->lag_i : 8, m = k ? c->lag_us[0] : 0;
-    for (unsigned i = 1; i < k; i++)
-        if (c->lag_us[i] < m) m = c->lag_us[i];
-    return m;
-}
-
-static int nvml_lag_known(const struct cc_nvml_clock *c)
-{
-    return c->lag_i > 0;
-}
-
-/* lastSeen after an empty answer at now (the container idle): not past
- * what may still be published, samples of periods that ended within the
- * lag; before any sample has shown the lag, where it was (bounded to 1 s
- * back by the caller): a lag longer than a poll interval was never learned
- * when each empty answer moved it to now. */
-static unsigned long long CC_CONTROL_POINT(empty_seen)(const struct cc_nvml_clock *c, unsigned long long seen,
-                                                       unsigned long long now)
-{
-    if (!nvml_lag_known(c)) return seen;
-    unsigned lag = nvml_lag_us(c);
-    unsigned long long upto = now > lag ? now - lag : 0;
-    return upto > seen ? upto : seen;
-}
-
-/* NVML sampling slower than we poll (a real GPU: ~200 ms against 100 ms)
- * and its next sample on clock c not due yet (one period after the newest
- * one's timestamp, plus the publication lag): asking would find nothing
- * (and the per-process query costs 2.4 ms of CPU on the H200). At most one
- * poll in a row is skipped: the gap then reads two cycles, and the rule no
- * longer holds. */
-static int CC_CONTROL_POINT(not_due)(const struct cc_nvml_clock *c, unsigned long long now,
-                                     unsigned long long poll_gap)
-{
-    unsigned per = nvml_period_us(c);
-    return per && (unsigned long long)per * 10 > poll_gap * 13 && now < c->last_ts + per + nvml_lag_us(c);
-}
-
-/* A poll at now found newest as its newest timestamp. */
-static void clock_saw(struct cc_nvml_clock *c, unsigned long long newest, unsigned long long now)
-{
-    if (newest <= c->last_ts) return;
-    unsigned long long lag = now > newest ? now - newest : 0;
-    c->lag_us[c->lag_i++ % 8] = lag > 1000000ull ? 1000000u : (unsigned)lag;
-    if (c->last_ts) {
-        unsigned long long gap = newest - c->last_ts;
-        c->gap_us[c->gap_i++ % 16] = gap > 2000000ull ? 2000000u : (unsigned)gap;
-    }
-    c->last_ts = newest;
 }
 
 /* Whether NVML lists only this container's processes on the device (the
@@ -168,23 +92,10 @@ static int alone(const struct cc_compute_device *d, uint32_t *pids, unsigned *np
 #define CC_DEV_LAG_US 50000ull
 #define CC_ANCHOR_US 5000000ull /* 2.3 ms each: 0.05 % of a core */
 
-/* The period as a grid's step: the mean of the learned gaps within 5/4 of
- * the smallest (a longer one spans a skipped sample). The smallest alone is
- * the safe bound for "not due" but runs short of the mean (198.2 against
- * 200.0 ms on the H200): 25 periods on it would drift 45 ms off the grid. */
-static unsigned grid_step_us(const struct cc_nvml_clock *c)
-{
-    unsigned m = nvml_period_us(c), n = 0;
-    unsigned long long sum = 0;
-    for (int i = 0; m && i < 16; i++)
-        if (c->gap_us[i] && c->gap_us[i] * 4ull <= m * 5ull) sum += c->gap_us[i], n++;
-    return n ? (unsigned)(sum / n) : 0;
-}
-
 /* 1 when the cheap path may serve this cycle. */
 static int cheap_ready(const struct cc_compute_device *d, unsigned long long now)
 {
-    unsigned per = grid_step_us(&d->nvml_proc);
+    unsigned per = cc_nvml_grid_step_us(&d->nvml_proc);
     return per && (unsigned long long)per * 10 > (CC_PERIOD_NS / 1000) * 13 && d->nvml_proc.last_ts &&
            d->proc_query_us && now >= d->proc_query_us && now - d->proc_query_us < CC_ANCHOR_US;
 }
@@ -195,11 +106,11 @@ static int sample_device(struct cc_compute_device *d, const struct cc_compute_vi
                          cc_compute_region_t *reg, const uint32_t *pids, unsigned np, uint32_t *user_pm,
                          uint32_t *sys_pm)
 {
-    unsigned per = grid_step_us(&d->nvml_proc);
+    unsigned per = cc_nvml_grid_step_us(&d->nvml_proc);
     unsigned long long anchor = d->nvml_proc.last_ts;
     /* A period's value is read at least CC_DEV_LAG_US after it ends, or
      * the publication lag and 20 ms if that is longer. */
-    unsigned long long lag = nvml_lag_us(&d->nvml_proc) + 20000ull;
+    unsigned long long lag = cc_nvml_lag_us(&d->nvml_proc) + 20000ull;
     if (lag < CC_DEV_LAG_US) lag = CC_DEV_LAG_US;
     if (now < anchor + lag) return 0;
     unsigned long long w = (now - anchor - lag) / per; /* periods ended since the anchor's */
@@ -255,8 +166,8 @@ int cc_watch_sample(struct cc_compute_device *d, const struct cc_compute_view *v
     if (!have_util || !d->nvml) return 0;
     unsigned long long now = cc_real_us();
     unsigned long long poll_gap = d->nvml_poll_us && now > d->nvml_poll_us ? now - d->nvml_poll_us : 0;
-    count_set(offsetof(struct cc_watch_counts, period_us), nvml_period_us(&d->nvml_proc));
-    count_set(offsetof(struct cc_watch_counts, lag_us), nvml_lag_us(&d->nvml_proc));
+    count_set(offsetof(struct cc_watch_counts, period_us), cc_nvml_period_us(&d->nvml_proc));
+    count_set(offsetof(struct cc_watch_counts, lag_us), cc_nvml_lag_us(&d->nvml_proc));
     uint32_t pids[16];
     unsigned np = 0;
     /* The process list (7 us) when the cheap path could serve, and for an
@@ -272,7 +183,7 @@ int cc_watch_sample(struct cc_compute_device *d, const struct cc_compute_view *v
             return k;
         }
     }
-    if (not_due(&d->nvml_proc, now, poll_gap)) {
+    if (cc_nvml_not_due(&d->nvml_proc, now, poll_gap)) {
         CC_WATCH_COUNT(not_due);
         return 0;
     }
@@ -301,12 +212,12 @@ int cc_watch_sample(struct cc_compute_device *d, const struct cc_compute_view *v
          * So an empty poll is no data while NVML's next sample is not due
          * (the period learned from the samples' timestamps: the poll
          * interval on the simulator, so both read right), else idle. */
-        if (not_due(&d->nvml_proc, now, poll_gap)) return 0;
+        if (cc_nvml_not_due(&d->nvml_proc, now, poll_gap)) return 0;
         /* Not an anchor: the cheap path's grid comes only from a sample's
          * timestamp (an empty answer after idleness must not let it run on
          * an old one). */
         *user_pm = *sys_pm = 0;
-        d->nvml_seen_us = empty_seen(&d->nvml_proc, d->nvml_seen_us, now);
+        d->nvml_seen_us = cc_nvml_empty_seen(&d->nvml_proc, d->nvml_seen_us, now);
         if (reg) cc_compute_publish_procs(reg, (unsigned)v->idx, NULL, NULL, 0);
         return 1;
     }
@@ -316,6 +227,7 @@ int cc_watch_sample(struct cc_compute_device *d, const struct cc_compute_view *v
         return 0;
     }
     if (n > CC_SAMPLES_MAX) n = CC_SAMPLES_MAX;
+    unsigned long long step = cc_nvml_answer_step(buf, n); /* before the loop below consumes the pids */
     uint32_t user = 0, sys = 0;
     unsigned long long seen = d->nvml_seen_us;
     for (unsigned i = 0; i < n; i++) {
@@ -336,7 +248,7 @@ int cc_watch_sample(struct cc_compute_device *d, const struct cc_compute_view *v
             mine_pm[nmine++] = (uint16_t)avg_pm;
         }
     }
-    clock_saw(&d->nvml_proc, seen, now);
+    cc_nvml_clock_saw(&d->nvml_proc, seen, step, now);
     d->nvml_seen_us = seen;
     d->proc_query_us = now;
     d->dev_window = 0; /* the grid is anchored anew on this sample */
