@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "compute_elastic.h"
+#include "runq.h"
 #include "spin_setup.h"
 
 char self[512];
@@ -19,18 +20,6 @@ const char *base;
 struct cont C[3];
 int nc;
 uint64_t t0;
-
-/* Nanoseconds this thread has waited on a run queue, runnable but not run
- * (the second field of /proc/thread-self/schedstat); 0 where unknown. */
-static uint64_t run_delay_ns(int fd)
-{
-    char b[128];
-    ssize_t n = fd >= 0 ? pread(fd, b, sizeof b - 1, 0) : -1;
-    if (n <= 0) return 0;
-    b[n] = 0;
-    unsigned long long run, wait;
-    return sscanf(b, "%llu %llu", &run, &wait) == 2 ? wait : 0;
-}
 
 /* MS of lost time over bins a..b (inclusive), evenly: a stall is counted
  * in the bins it lasted, not in the one where the worker ran again (a
@@ -87,8 +76,8 @@ int worker(const char *out, uint64_t t0, uint64_t start, uint64_t end, uint64_t 
      * waits, spread over a bin's wake-ups, leave the device busy; counting
      * every wait over 2 ms a bin flagged windows in which the device was
      * 92-95 % busy beside load 17, and the test skipped). */
-    int rq = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-    uint64_t rd0 = run_delay_ns(rq), rd_lost = 0, rd_bin = 0;
+    int rq = runq_open();
+    uint64_t rd0 = runq_fd_ns(rq), rd_lost = 0, rd_bin = 0;
     uint64_t back = mp_now();
     for (;;) {
         uint64_t now = mp_now();
@@ -101,7 +90,7 @@ int worker(const char *out, uint64_t t0, uint64_t start, uint64_t end, uint64_t 
         stall0 = stall;
         uint64_t bin = now > t0 ? (now - t0) / BIN_NS : 0;
         if (bin != rd_bin && now > t0 && bin < MAX_BINS) {
-            uint64_t rd = run_delay_ns(rq), d = rd - rd0;
+            uint64_t rd = runq_fd_ns(rq), d = rd - rd0;
             uint64_t allow = (bin - rd_bin) * 3000000ull;
             if (d > allow) spread(lost, rd_bin + 1, bin, (double)(d - allow) / 1e6), rd_lost += d - allow;
             rd0 = rd, rd_bin = bin;

@@ -326,16 +326,6 @@ struct drive {
 static struct drive drv[2];
 static uint64_t sm_t0, sm_end;
 
-static uint64_t runq_wait_ns(void)
-{
-    unsigned long long run = 0, wait = 0;
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    if (!f) return 0;
-    if (fscanf(f, "%llu %llu", &run, &wait) != 2) wait = 0;
-    fclose(f);
-    return wait;
-}
-
 static void setup_dev(int d, struct drive *v)
 {
     CUdevice dev;
@@ -362,9 +352,9 @@ static void *drive(void *arg)
         v->errs += cuStreamSynchronize(v->stream) != CUDA_SUCCESS;
         size_t b = (size_t)((mp_now() - sm_t0) / 100000000ull);
         if (b < BUCKETS) v->work[b] += 4 * 1.5e-3;
-        while (next_b <= b && next_b <= BUCKETS) v->waited[next_b++] = runq_wait_ns();
+        while (next_b <= b && next_b <= BUCKETS) v->waited[next_b++] = (uint64_t)(runq_s() * 1e9);
     }
-    while (next_b <= BUCKETS) v->waited[next_b++] = runq_wait_ns(); /* buckets the loop did not reach */
+    while (next_b <= BUCKETS) v->waited[next_b++] = (uint64_t)(runq_s() * 1e9); /* buckets the loop did not reach */
     return NULL;
 }
 

@@ -10,21 +10,39 @@
 #define CC_TEST_RUNQ_H
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <unistd.h>
 
 /* Over this share of a window runnable without a core, a run says nothing
  * about a lower bound. */
 #define RUNQ_STARVED_FRACTION 0.2
 
-/* Seconds runnable without a core so far; 0 where it cannot be read (a
- * kernel without schedstats: every bound is then judged, as before). */
+/* The calling thread's schedstat, open (-1 where it cannot be), for loops
+ * that read it often (runq_fd_ns): one pread a read. */
+static inline int runq_open(void) { return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC); }
+
+/* Nanoseconds runnable without a core so far, from runq_open's fd; 0 where
+ * it cannot be read (a kernel without schedstats: every bound is then
+ * judged, as before). */
+static inline uint64_t runq_fd_ns(int fd)
+{
+    char b[128];
+    ssize_t n = fd >= 0 ? pread(fd, b, sizeof b - 1, 0) : -1;
+    if (n <= 0) return 0;
+    b[n] = 0;
+    unsigned long long run, wait;
+    return sscanf(b, "%llu %llu", &run, &wait) == 2 ? (uint64_t)wait : 0;
+}
+
+/* The same, s, opening the file each time. */
 static inline double runq_s(void)
 {
-    FILE *f = fopen("/proc/thread-self/schedstat", "r");
-    unsigned long long run = 0, wait = 0;
-    int ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
-    if (f) fclose(f);
-    return ok ? (double)wait * 1e-9 : 0;
+    int fd = runq_open();
+    uint64_t w = runq_fd_ns(fd);
+    if (fd >= 0) close(fd);
+    return (double)w * 1e-9;
 }
 
 /* The same summed over every thread of process pid (0: this process, the

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runq.h"
+
 struct step_stats {
     double p50_ms, p99_ms, max_ms; /* step times over the measured seconds */
     /* The same less the time the stepping thread waited for a CPU during
@@ -34,19 +36,6 @@ static inline uint64_t step_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The calling thread's run-queue wait so far, ns, from an open
- * /proc/thread-self/schedstat (fd; 0 when it cannot be read). */
-static inline uint64_t step_runq_ns(int fd)
-{
-    char b[96];
-    if (fd < 0) return 0;
-    ssize_t n = pread(fd, b, sizeof b - 1, 0);
-    if (n <= 0) return 0;
-    b[n] = 0;
-    unsigned long long run, wait;
-    return sscanf(b, "%llu %llu", &run, &wait) == 2 ? (uint64_t)wait : 0;
 }
 
 static int step_cmp_u64(const void *a, const void *b)
@@ -84,8 +73,8 @@ static inline int step_loop(CUfunction fn, unsigned blocks, int per_step, CUgrap
         free(c);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    int qfd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-    uint64_t q_prev = step_runq_ns(qfd);
+    int qfd = runq_open();
+    uint64_t q_prev = runq_fd_ns(qfd);
     uint64_t start = step_now_ns(), measure = start + (uint64_t)(warm_s * 1e9),
              end = measure + (uint64_t)(secs * 1e9), prev = start;
     for (;;) {
@@ -104,7 +93,7 @@ static inline int step_loop(CUfunction fn, unsigned blocks, int per_step, CUgrap
             if (qfd >= 0) close(qfd);
             return (int)r;
         }
-        uint64_t now = step_now_ns(), q = step_runq_ns(qfd), waited = q > q_prev ? q - q_prev : 0;
+        uint64_t now = step_now_ns(), q = runq_fd_ns(qfd), waited = q > q_prev ? q - q_prev : 0;
         if (prev >= measure && n < cap) {
             t[n] = now - prev;
             c[n] = t[n] > waited ? t[n] - waited : 0;
