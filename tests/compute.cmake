@@ -340,10 +340,10 @@ set_property(TEST compute.watch.counts APPEND PROPERTY ENVIRONMENT
              "CUDACAP_SM_LIMIT=30;CUDACAP_COUNT_CALLS=1;CUDACAP_SIM_PROC_SAMPLE_MS=167;DEEPQ_NO_SKIP=1")
 set_tests_properties(compute.watch.counts PROPERTIES LABELS compute PASS_REGULAR_EXPRESSION
   "watcher cycles [1-9][0-9]* \\(owner [1-9][0-9]*, quiet [0-9]+\\), NVML device-wide [1-9][0-9]* \\(period read already [1-9][0-9]*\\), per-process [1-9][0-9]* \\(empty [0-9]+, not due [0-9]+\\), period 16[0-9]\\.[0-9] ms, lag [0-9]+\\.[0-9] ms")
-# NVML's period learned right where a period has no sample, on a model of
-# NVML's answers and the watcher's polls (tests/compute_period_unit.c).
-# Controls: the cheap path's grid on one gap; only the newest timestamps of
-# successive polls teach the period.
+# NVML's period learned right where a period has no sample, or NVML answers
+# at the poll's pace, on a model of NVML's answers and the watcher's polls
+# (tests/compute_period_unit.c). Controls: the period trusted on one gap;
+# only the newest timestamps of successive polls teach the period.
 cc_compute_test(compute_period_unit compute_period_unit.c)
 add_test(NAME compute.period.unit COMMAND compute_period_unit)
 cc_compute_control(compute_period_unit_one compute_period_unit.c CC_TEST_ONE_GAP_GRID ${CC_CTL}/nvml_clock.c)

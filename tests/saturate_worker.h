@@ -1,8 +1,11 @@
 /* A test worker that saturates the device with one-wave 1.5 ms kernels (4
  * per sync) until t0 + warm + run and writes to `out` the device time of the
  * batches completed inside [t0 + warm, t0 + warm + run): its work, in
- * seconds, then how long it was runnable without a core over that window
- * (tests/runq.h), in seconds. 0, or 1 on failure. For tests that exec themselves as workers
+ * seconds, then how long its threads were runnable without a core over
+ * that window (tests/runq.h: the launching thread and the library's
+ * watcher, whose late refills hold the work down too: 24.6 % at cap 30 in
+ * compute.watcher.cheap beside a suite and a CI run, 2026-12-05), in
+ * seconds. 0, or 1 on failure. For tests that exec themselves as workers
  * (compute_twocont.c, compute_cheap.c). */
 #ifndef CC_TEST_SATURATE_WORKER_H
 #define CC_TEST_SATURATE_WORKER_H
@@ -24,7 +27,7 @@ static inline int saturate_worker(const char *out, uint64_t t0, uint64_t warm_ns
     if (check_failures) return 1;
     double work = 0, q0 = -1;
     while (mp_now() < t0 + warm_ns + run_ns) {
-        if (q0 < 0 && mp_now() >= t0 + warm_ns) q0 = runq_s();
+        if (q0 < 0 && mp_now() >= t0 + warm_ns) q0 = runq_proc_s();
         for (int i = 0; i < 4; i++)
             CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
         CHECK_CU(cuStreamSynchronize(stream));
@@ -34,7 +37,7 @@ static inline int saturate_worker(const char *out, uint64_t t0, uint64_t warm_ns
     }
     FILE *f = fopen(out, "w");
     if (!f) return 1;
-    fprintf(f, "%.6f %.6f\n", work, q0 < 0 ? 0 : runq_s() - q0);
+    fprintf(f, "%.6f %.6f\n", work, q0 < 0 ? 0 : runq_proc_s() - q0);
     return fclose(f) != 0;
 }
 

@@ -17,7 +17,7 @@
 #ifdef CC_TEST_NEWEST_GAPS_ONLY /* compute.period.unit.control_newest: only polls' newest timestamps teach the period */
 #define in_answer_steps() 0
 #endif
-#ifdef CC_TEST_ONE_GAP_GRID /* compute.period.unit.control_one: one gap stands the cheap path's grid */
+#ifdef CC_TEST_ONE_GAP_GRID /* compute.period.unit.control_one: the period trusted on one gap (the grid, not_due) */
 #define grid_gaps_needed() 1u
 #endif
 

@@ -12,8 +12,17 @@
 #   clock      the graph decode loop bare at each cap's duty cycle against
 #              capped (pacing.sh clock), CAPS="20 30 50 70 90".
 #   decode     the step-latency table (pacing.sh decode, graphs and eager).
-# PARTS picks among deepqnew, prof (CUPTI, 30 matmuls), prof60, deepq, clock
-# and decode; all by default.
+#   acc8       no GPU: the simulator's accuracy table at 8 processes, caps 10
+#              and 30 (bench_compute_accuracy matrix), each worker's watcher
+#              counts printed (CUDACAP_COUNT_CALLS), on all the host's cores
+#              and again on two (taskset -c 0,1): on 16 cores the cells ran
+#              +0.3..+1.1 points with NVML called 2.9-5 times a second, on
+#              the 2-core CI machine -0.1 points at 10 (docs/validation.md,
+#              2026-12-04 evening); the counts say which path skipped.
+#   below      tests/gpu/below_cap.sh (launch latency below a 50 % cap, then
+#              GPT-2 pairs while BELOW_S lasts).
+# PARTS picks among deepqnew, prof (CUPTI, 30 matmuls), prof60, deepq, clock,
+# decode, acc8 and below; all but acc8 and below by default.
 # Usage, from the repository root: [PARTS=...] tests/gpu/share_head.sh OUT_DIR
 set -u
 O=${1:-/tmp/share_head}; mkdir -p "$O"; B=build-gpu
@@ -39,4 +48,31 @@ echo "== [$(el) s] clock"
 on clock && { timeout -k 5 "${CLOCK_S:-150}" env PARTS=clock SECS=3 CAPS="${CAPS:-20 30 50 70 90}" tests/gpu/pacing.sh $B "$O/c" || echo "clock: rc $?"; }
 echo "== [$(el) s] decode"
 on decode && { timeout -k 5 "${DECODE_S:-200}" env PARTS=decode SECS=3 tests/gpu/pacing.sh $B "$O/d" || echo "decode: rc $?"; }
+echo "== [$(el) s] acc8"
+acc8() { # acc8 LABEL [taskset ...]: the 8-process cells, the watcher lines summed per cell
+  local l=$1; shift
+  "$@" env CUDACAP_COUNT_CALLS=1 BENCH_PROCS=8 BENCH_CAPS=10,30 LD_LIBRARY_PATH=build-acc/sim \
+    timeout -k 5 "${ACC_S:-150}" build-acc/bench/bench_compute_accuracy matrix > "$O/acc8.$l.txt" 2>&1 ||
+    echo "acc8 $l: rc $?"
+  grep -E "^cap|procs|err|nvml" "$O/acc8.$l.txt" | grep -v "^cudacap" | head -20
+  grep -c "watcher cycles" "$O/acc8.$l.txt" | sed "s/^/$l: watcher lines /"
+  python3 - "$O/acc8.$l.txt" <<'PY'
+import re, sys
+keys = ["cycles", "owner", "quiet", "device-wide", "period read already", "per-process", "empty", "not due"]
+tot = dict.fromkeys(keys, 0)
+for m in re.finditer(r"watcher cycles (\d+) \(owner (\d+), quiet (\d+)\), NVML device-wide (\d+) \(period read "
+                     r"already (\d+)\), per-process (\d+) \(empty (\d+), not due (\d+)\)", open(sys.argv[1]).read()):
+    for k, v in zip(keys, m.groups()): tot[k] += int(v)
+print("  summed over workers: " + ", ".join("%s %d" % kv for kv in tot.items()))
+PY
+}
+on acc8 && {
+  cmake -S . -B build-acc -DCMAKE_BUILD_TYPE=Release > "$O/acc-cmake.log" 2>&1 &&
+    cmake --build build-acc -j"$(nproc)" --target bench_compute_accuracy sim_cuda sim_nvml cudacap > "$O/acc-build.log" 2>&1 ||
+    { tail -20 "$O/acc-build.log"; }
+  acc8 all; acc8 two taskset -c 0,1
+}
+echo "== [$(el) s] below"
+on below && { timeout -k 5 "${BELOW_S:-300}" env BUDGET_S=$(( ${BELOW_S:-300} - 60 )) REPS=2 tests/gpu/below_cap.sh $B "$O/b" ||
+  echo "below: rc $?"; }
 echo "== [$(el) s] done"

@@ -64,11 +64,19 @@ unsigned long long cc_nvml_empty_seen(const struct cc_nvml_clock *c, unsigned lo
  * one's timestamp, plus the publication lag): asking would find nothing
  * (and the per-process query costs 2.4 ms of CPU on the H200). While the
  * period is under 260 ms at most one poll in a row is skipped: the gap then
- * reads two cycles, and the rule no longer holds. */
+ * reads two cycles, and the rule no longer holds. Only on a period two
+ * gaps agree on (cc_nvml_grid_step_us): a skip makes the next gap as long
+ * as the period believed, so one gap too long taught a period that every
+ * later poll confirmed. Where NVML answers at the watcher's pace (the
+ * simulator's default), a gap across the first polls' empty answers, or a
+ * poll late on a loaded machine, taught 400 ms for good: the sampling
+ * owner of 8 processes at cap 10 then called NVML 4 times a second and the
+ * container ran 12.5 % (bench_compute_accuracy on 2 loaded cores,
+ * 2026-12-05; compute.period.unit, "paced"). */
 static int CC_CONTROL_POINT(not_due)(const struct cc_nvml_clock *c, unsigned long long now,
                                      unsigned long long poll_gap)
 {
-    unsigned per = cc_nvml_period_us(c);
+    unsigned per = cc_nvml_grid_step_us(c) ? cc_nvml_period_us(c) : 0;
     return per && (unsigned long long)per * 10 > poll_gap * 13 && now < c->last_ts + per + cc_nvml_lag_us(c);
 }
 
