@@ -18,7 +18,7 @@ R=$T/root
 kind=cudacaptest$$.io/cap
 spec=/var/run/cdi/cudacap-test-$$.json
 mkdir -p /var/run/cdi
-trap 'rm -f $spec; cleanup_bg' EXIT
+trap 'rm -f $spec; cleanup_bg; [ -n "${RUNROOT:-}" ] && rm -rf "$RUNROOT"' EXIT
 # Private podman storage: nothing shared with other runs on this machine.
 # runc, not crun: crun 1.8 refuses this machine's hybrid cgroup layout
 # ("cgroups in hybrid mode not supported"). The rlimits are lowered: runc
@@ -81,7 +81,7 @@ has "gen 2 inside" "the host's set shows through the mount"
 has "cap 2g inside" "the new cap is the container's"
 # The control: the same spec declared 0.6.0 is what podman 4.3.1 rejected.
 spec6=/var/run/cdi/cudacap-test6-$$.json
-trap 'rm -f $spec $spec6; cleanup_bg' EXIT
+trap 'rm -f $spec $spec6; cleanup_bg; rm -rf "$RUNROOT"' EXIT
 sed "s|\"0.3.0\"|\"0.6.0\"|; s|$kind|${kind}six|" $spec > $spec6
 v=$("${POD[@]}" version --format '{{.Client.Version}}' 2>/dev/null)
 out=$("${POD[@]}" "${RUN[@]}" --device ${kind}six=job1 "${HOST[@]}" --rootfs $rootfs /bin/true 2>&1); rc=$?

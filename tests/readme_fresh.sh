@@ -47,6 +47,7 @@ P=(podman --root "$W/storage" --runroot "/tmp/cc-pod-fresh-$$" --storage-driver 
     [ $d = 0 ] && [ $t = 0 ]'
 rc=$?
 "${P[@]}" rmi -f localhost/readme-fresh > /dev/null 2>&1
+rm -rf "/tmp/cc-pod-fresh-$$" # podman's run state: not left in /tmp by every run
 # Kept for a look when it failed; gone when it passed (about 1 GB).
 [ $rc = 0 ] && rm -rf "$W/storage" "$W/root.tar" "$W/src"
 echo "== readme_fresh: rc $rc"
