@@ -1,5 +1,7 @@
 #include "bench_common.h"
 
+#include <ftw.h>
+
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -99,4 +101,17 @@ int bench_cuda_setup(const char *name, CUfunction *fn, CUstream *s)
     BENCH_CU(cuModuleGetFunction(fn, mod, name));
     BENCH_CU(cuStreamCreate(s, CU_STREAM_NON_BLOCKING));
     return 0;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st, (void)f;
+    if (flag == FTW_DP) rmdir(p);
+    else unlink(p);
+    return 0;
+}
+
+void bench_rmtree(const char *path)
+{
+    nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }

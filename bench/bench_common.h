@@ -34,6 +34,10 @@ int bench_compare(const char *self, const char *worker_arg, int rounds, double *
 int bench_read_child(char *const argv[], char *const set[], const char *const unset[], char *buf,
                      size_t size);
 
+/* Removes the folder path and what it holds, links not followed (a
+ * benchmark's temporary state and simulator folders). */
+void bench_rmtree(const char *path);
+
 /* The library next to this benchmark's build (build/lib/libcudacap.so), or
  * $CUDACAP_LIB. */
 const char *bench_library(const char *argv0);

@@ -255,6 +255,7 @@ static void reap(struct cont *c)
         if (!count) kill(c->pid[i], SIGTERM);
         waitpid(c->pid[i], NULL, 0);
     }
+    bench_rmtree(c->state); /* (its region stays mapped where read) */
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -478,9 +479,11 @@ int main(int argc, char **argv)
                 printf("overhead   cap 99%%, empty kernels: bare %.3f us/launch, capped %.3f "
                        "us/launch (+%.3f us)\n", 1e6 / bare, 1e6 / pre, 1e6 / pre - 1e6 / bare);
             unsetenv("CUDACAP_SM_LIMIT");
+            bench_rmtree(c.state);
         }
     }
     printf("worst (matrix, 2-cont): average error %+.1f pp, p90 - cap %+.1f pp\n", worst_err,
            worst_p90);
+    bench_rmtree(simdir);
     return 0;
 }

@@ -184,11 +184,7 @@ static int run(const char *what, int cap, double out[4])
     char *const argv[] = {"/proc/self/exe", "--worker", (char *)what, NULL}, *const set[] = {c, st, pre, NULL};
     const char *const unset[] = {"LD_PRELOAD", NULL};
     int rc = bench_read_child(argv, cap ? set : NULL, cap ? NULL : unset, buf, sizeof buf);
-    if (cap) {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf %s", state);
-        if (system(cmd) != 0) {} /* a leftover temporary folder is harmless */
-    }
+    if (cap) bench_rmtree(state);
     if (rc != 0) return -1;
     int k = sscanf(buf, "%lf %lf %lf %lf", &out[0], &out[1], &out[2], &out[3]);
     return k >= 2 ? 0 : -1;
@@ -287,7 +283,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     lib = bench_library(argv[0]);
     char simdir[] = "/tmp/cc-bench-sim-XXXXXX";
-    if (!getenv("CUDACAP_SIM_DIR") && mkdtemp(simdir)) setenv("CUDACAP_SIM_DIR", simdir, 1);
+    int own_sim = !getenv("CUDACAP_SIM_DIR") && mkdtemp(simdir);
+    if (own_sim) setenv("CUDACAP_SIM_DIR", simdir, 1);
     printf("step latency and launch latency under a compute cap (library %s)\n", lib);
     if (want(argc, argv, "step")) bench_steps();
     if (want(argc, argv, "tiny"))
@@ -295,5 +292,6 @@ int main(int argc, char **argv)
     if (want(argc, argv, "shapes"))
         bench_below("shapes", "16 shapes x 62 launches, no sync: time inside a launch call");
     if (want(argc, argv, "gen")) bench_gen();
+    if (own_sim) bench_rmtree(simdir);
     return 0;
 }
