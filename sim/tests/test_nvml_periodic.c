@@ -22,7 +22,9 @@
  * kernels' runs as launched, queued behind each other, against the same
  * kernels as scheduled) did not run 40 % and is not judged against it; at
  * least half the periods must be judged, else the run is skipped (77).
- * A period not all inside the child's schedule is not judged either.
+ * A period not all inside the child's schedule is not judged either, nor
+ * are samples missing after a poll that came over NVML's window (1 s)
+ * after the one before: those periods are gone.
  * Timestamps and counts are judged in every period. */
 #include "simtest.h"
 
@@ -122,7 +124,15 @@ static int clean(unsigned long long end_us, unsigned long long P) { return clean
 static void device_wide(nvmlDevice_t h, unsigned long long P, unsigned long long *dseen, int *dsamples,
                         int *steps_same)
 {
-    unsigned long long before = real_us() / P;
+    /* NVML keeps samples for its window (the simulator's 1 s): a poll later
+     * than that after the last one finds the oldest periods gone (a parent
+     * starved past it, beside a suite loop, 2026-12-05); then continuity
+     * from lastSeen is not judged. */
+    static unsigned long long last_us;
+    unsigned long long now_us = real_us();
+    int kept = !last_us || now_us - last_us + P < 1000000ull;
+    last_us = now_us;
+    unsigned long long before = now_us / P;
     if (!*dseen) *dseen = (before - 1) * P; /* from the newest period on: older ones predate the child */
     nvmlUtilization_t u1, u2;
     CHECK(nvmlDeviceGetUtilizationRates(h, &u1) == NVML_SUCCESS);
@@ -150,7 +160,7 @@ static void device_wide(nvmlDevice_t h, unsigned long long P, unsigned long long
         CHECK(i == 0 || smp[i].timeStamp == smp[i - 1].timeStamp - P); /* newest first, none skipped */
         if (clean(smp[i].timeStamp, P)) NEAR((double)smp[i].sampleValue.uiVal, 40.0, 3.0);
     }
-    CHECK(smp[n - 1].timeStamp == *dseen + P);
+    if (kept) CHECK(smp[n - 1].timeStamp == *dseen + P);
     if (before == after) CHECK(smp[0].sampleValue.uiVal == u1.gpu && smp[0].timeStamp == after * P);
     *dsamples += (int)n;
     *dseen = smp[0].timeStamp;
@@ -171,7 +181,8 @@ int main(void)
     unsigned long long seen = 0, first_ts = 0;
     double sum_us = 0;
     int empty = 0, polls = 0, samples = 0, clean_samples = 0, dsamples = 0, steps_same = 0;
-    unsigned long long dseen = 0;
+    unsigned long long dseen = 0, last_poll_us = 0;
+    int window_lost = 0;
     const unsigned long long P = PERIOD_MS * 1000ull;
     /* poll from 300 ms (steady state) to the end of the run */
     for (double t = t0 + 300; t < t0 + RUN_MS; t += 100) {
@@ -180,6 +191,10 @@ int main(void)
             device_wide(h, PERIOD_MS * 1000ull, &dseen, &dsamples, &steps_same);
         nvmlProcessUtilizationSample_t s[16];
         unsigned n = 16;
+        /* A poll over NVML's window (1 s) after the last: older samples gone. */
+        unsigned long long pu = real_us();
+        if (last_poll_us && pu - last_poll_us + P >= 1000000ull) window_lost++;
+        last_poll_us = pu;
         nvmlReturn_t r = nvmlDeviceGetProcessUtilization(h, s, &n, seen);
         polls++;
         if (r == NVML_ERROR_NOT_FOUND) {
@@ -213,8 +228,9 @@ int main(void)
      * only the periods it ran as scheduled must each have one. */
     int periods = (int)((seen - first_ts) / P), moved = 0;
     for (unsigned long long e = first_ts + P; e <= seen; e += P) moved += !clean_q(e, P, 1);
-    printf("%d periods after the first poll's, %d of them moved by late launches\n", periods, moved);
-    CHECK(samples <= periods && samples >= periods - moved);
+    printf("%d periods after the first poll's, %d of them moved by late launches; %d polls came over "
+           "NVML's window after the last\n", periods, moved, window_lost);
+    CHECK(samples <= periods && (window_lost || samples >= periods - moved));
     if (judged < unjudged) {
         printf("SKIPPED: late launches moved the kernel time of most periods (the machine was loaded)\n");
         return 77;
