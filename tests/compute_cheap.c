@@ -111,11 +111,14 @@ int main(int argc, char **argv)
     unsigned long dev = census(c[0].census, "nvml_devutil"), proc = census(c[0].census, "nvml_util");
     printf("alone, 3 processes at cap 30: %.1f %% of the device; queries: %lu device-wide, %lu per-process\n",
            c[0].pct, dev, proc);
-    CHECK(dev >= 10, "only %lu device-wide queries", dev);
     CHECK(proc <= 8, "%lu per-process queries while alone", proc);
     CHECK(c[0].pct < 35, "alone: %.1f %% at cap 30", c[0].pct);
-    /* Shares from below only where the workers had their cores. */
-    if (runq_judged("alone", c[0].starved, RUN_NS / 1e9)) CHECK(c[0].pct > 25, "alone: %.1f %% at cap 30", c[0].pct);
+    /* Shares and counts from below only where the workers had their cores
+     * and were set up in time. */
+    if (runq_judged("alone", c[0].starved, RUN_NS / 1e9)) {
+        CHECK(dev >= 10, "only %lu device-wide queries", dev);
+        CHECK(c[0].pct > 25, "alone: %.1f %% at cap 30", c[0].pct);
+    }
 
     snprintf(c[0].state, sizeof c[0].state, "%s/beside0", base);
     snprintf(c[1].state, sizeof c[1].state, "%s/beside1", base);
@@ -124,7 +127,8 @@ int main(int argc, char **argv)
     proc = census(c[0].census, "nvml_util");
     printf("beside: %.1f %% at cap 30, %.1f %% at cap 50; the first's per-process queries: %lu\n", c[0].pct,
            c[1].pct, proc);
-    CHECK(proc >= 10, "only %lu per-process queries beside another container", proc);
+    if (runq_judged("beside", c[0].starved, RUN_NS / 1e9))
+        CHECK(proc >= 10, "only %lu per-process queries beside another container", proc);
     for (int j = 0; j < 2; j++) {
         CHECK(c[j].pct < c[j].cap + 5, "beside: %.1f %% at cap %d", c[j].pct, c[j].cap);
         if (runq_judged("beside", c[j].starved, RUN_NS / 1e9))

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Over this share of a window runnable without a core, a run says nothing
@@ -69,6 +70,32 @@ static inline double runq_pid_s(int pid)
 }
 
 static inline double runq_proc_s(void) { return runq_pid_s(0); }
+
+/* The same for this process's threads named name (/proc/self/task/N/comm:
+ * the library's watcher is "cudacap-watch"), s; 0 where none is. */
+static inline double runq_named_s(const char *name)
+{
+    double sum = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.') continue;
+        char p[400], comm[64] = "";
+        snprintf(p, sizeof p, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(p, "r");
+        int named = f && fgets(comm, sizeof comm, f) && !strncmp(comm, name, strlen(name)) &&
+                    (comm[strlen(name)] == '\n' || comm[strlen(name)] == 0);
+        if (f) fclose(f);
+        if (!named) continue;
+        snprintf(p, sizeof p, "/proc/self/task/%s/schedstat", e->d_name);
+        f = fopen(p, "r");
+        unsigned long long run = 0, wait = 0;
+        if (f && fscanf(f, "%llu %llu", &run, &wait) == 2) sum += (double)wait * 1e-9;
+        if (f) fclose(f);
+    }
+    closedir(d);
+    return sum;
+}
 
 /* Whether a window of window_s, in which a thread was runnable without a
  * core for waited_s, judges a lower bound; says so when it does not. */
