@@ -217,12 +217,14 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
         return NVML_ERROR_INVALID_ARGUMENT;
     uint64_t w = sim_config()->util_window_ns, P = sim_config()->proc_sample_us;
     struct sim_shared *s = sim_shm();
-    uint64_t now = sim_now_ns(), from = now > w ? now - w : 0, to = now;
+    uint64_t now, now_us;
+    sim_clock_pair(&now, &now_us);
+    uint64_t from = now > w ? now - w : 0, to = now;
     if (P) {
         /* The H200: one stepped value per sampling period, the last
          * completed one's (docs/validation.md, the 2026-12-01 watcher run), periods aligned
          * as the per-process samples' are. */
-        uint64_t now_us = sim_realtime_us(), end = sim_nvml_newest_end(now_us, P);
+        uint64_t end = sim_nvml_newest_end(now_us, P);
         int64_t off = (int64_t)(now_us * 1000ull) - (int64_t)now;
         if (end < P)
             return NVML_ERROR_UNKNOWN;
@@ -259,7 +261,8 @@ nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
     if (type != NVML_GPU_UTILIZATION_SAMPLES)
         return NVML_ERROR_NOT_SUPPORTED;
     uint64_t w = sim_config()->util_window_ns, P = sim_config()->proc_sample_us;
-    uint64_t now = sim_now_ns(), now_us = sim_realtime_us();
+    uint64_t now, now_us;
+    sim_clock_pair(&now, &now_us);
     int64_t off = (int64_t)(now_us * 1000ull) - (int64_t)now; /* realtime ns - monotonic ns */
     struct { uint64_t a, b, ts; } span[64];
     unsigned n = 0;

@@ -125,7 +125,8 @@ static nvmlReturn_t proc_util_periodic(int d, nvmlProcessUtilizationSample_t *ou
                                        unsigned long long last_seen, uint64_t P)
 {
     uint64_t w_us = sim_config()->util_window_ns / 1000ull;
-    uint64_t now_ns = sim_now_ns(), now_us = sim_realtime_us();
+    uint64_t now_ns, now_us;
+    sim_clock_pair(&now_ns, &now_us);
     /* realtime µs -> monotonic ns: mono = real*1000 - off */
     int64_t off = (int64_t)(now_us * 1000ull) - (int64_t)now_ns;
     struct period_row row[PERIODIC_MAX];
@@ -197,7 +198,8 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUti
         return proc_util_periodic(d, utilization, processSamplesCount, lastSeenTimeStamp,
                                   sim_config()->proc_sample_us);
     uint64_t w = sim_config()->util_window_ns;
-    uint64_t now = sim_now_ns(), now_us = sim_realtime_us();
+    uint64_t now, now_us;
+    sim_clock_pair(&now, &now_us);
     uint64_t from = now > w ? now - w : 0;
     if (lastSeenTimeStamp) {
         if (lastSeenTimeStamp >= now_us)

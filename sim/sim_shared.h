@@ -77,6 +77,9 @@ void sim_config_reset(void);
 uint64_t sim_env_size(const char *name, uint64_t dflt); /* cc_parse_size, or dflt */
 uint64_t sim_now_ns(void);              /* CLOCK_MONOTONIC */
 uint64_t sim_realtime_us(void);
+/* Both clocks at one instant (NVML's realtime periods on the monotonic
+ * timeline). */
+void sim_clock_pair(uint64_t *mono_ns, uint64_t *real_us);
 /* Periodic samples (CUDACAP_SIM_PROC_SAMPLE_MS = P): the end of the newest
  * period whose samples NVML shows at now_us, the lag taken off. */
 uint64_t sim_nvml_newest_end(uint64_t now_us, uint64_t P);
