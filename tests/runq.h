@@ -46,9 +46,9 @@ static inline double runq_s(void)
     return (double)w * 1e-9;
 }
 
-/* The same summed over every thread of process pid (0: this process, the
- * library's watcher thread too), s; 0 where it cannot be read. */
-static inline double runq_pid_s(int pid)
+/* Summed over the threads of process pid (0: this one), only those named
+ * name where one is given (its /proc comm), s; 0 where none can be read. */
+static inline double runq_tasks_s(int pid, const char *name)
 {
     char dir[64];
     if (pid) snprintf(dir, sizeof dir, "/proc/%d/task", pid);
@@ -58,44 +58,34 @@ static inline double runq_pid_s(int pid)
     if (!d) return 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         if (e->d_name[0] == '.') continue;
-        char p[400];
+        char p[400], comm[64] = "";
+        if (name) {
+            snprintf(p, sizeof p, "%s/%s/comm", dir, e->d_name);
+            FILE *f = fopen(p, "r");
+            size_t k = strlen(name);
+            int named = f && fgets(comm, sizeof comm, f) && !strncmp(comm, name, k) &&
+                        (comm[k] == '\n' || comm[k] == 0);
+            if (f) fclose(f);
+            if (!named) continue;
+        }
         snprintf(p, sizeof p, "%s/%s/schedstat", dir, e->d_name);
-        FILE *f = fopen(p, "r");
-        unsigned long long run = 0, wait = 0;
-        if (f && fscanf(f, "%llu %llu", &run, &wait) == 2) sum += (double)wait * 1e-9;
-        if (f) fclose(f);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        sum += (double)runq_fd_ns(fd) * 1e-9;
+        if (fd >= 0) close(fd);
     }
     closedir(d);
     return sum;
 }
+
+/* The same summed over every thread of process pid (0: this process, the
+ * library's watcher thread too), s; 0 where it cannot be read. */
+static inline double runq_pid_s(int pid) { return runq_tasks_s(pid, NULL); }
 
 static inline double runq_proc_s(void) { return runq_pid_s(0); }
 
 /* The same for this process's threads named name (/proc/self/task/N/comm:
  * the library's watcher is "cudacap-watch"), s; 0 where none is. */
-static inline double runq_named_s(const char *name)
-{
-    double sum = 0;
-    DIR *d = opendir("/proc/self/task");
-    if (!d) return 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.') continue;
-        char p[400], comm[64] = "";
-        snprintf(p, sizeof p, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(p, "r");
-        int named = f && fgets(comm, sizeof comm, f) && !strncmp(comm, name, strlen(name)) &&
-                    (comm[strlen(name)] == '\n' || comm[strlen(name)] == 0);
-        if (f) fclose(f);
-        if (!named) continue;
-        snprintf(p, sizeof p, "/proc/self/task/%s/schedstat", e->d_name);
-        f = fopen(p, "r");
-        unsigned long long run = 0, wait = 0;
-        if (f && fscanf(f, "%llu %llu", &run, &wait) == 2) sum += (double)wait * 1e-9;
-        if (f) fclose(f);
-    }
-    closedir(d);
-    return sum;
-}
+static inline double runq_named_s(const char *name) { return runq_tasks_s(0, name); }
 
 /* Whether a window of window_s, in which a thread was runnable without a
  * core for waited_s, judges a lower bound; says so when it does not. */
