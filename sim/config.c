@@ -64,8 +64,6 @@ static void load(void)
         g_cfg.proc_sample_one = 1;
     long cc = env_long("CUDACAP_SIM_CTX_CREATE_MS", 0);
     g_cfg.ctx_create_ns = (uint64_t)(cc < 0 ? 0 : cc) * 1000000ull;
-    long ls = env_long("CUDACAP_SIM_LAUNCH_STALL_MS", 0);
-    g_cfg.launch_stall_ns = (uint64_t)(ls < 0 ? 0 : ls > 60000 ? 60000 : ls) * 1000000ull;
     long sd = env_long("CUDACAP_SIM_SLOWDOWN_PCT", 0);
     g_cfg.slowdown_pct = (uint32_t)(sd < 0 ? 0 : sd > 200 ? 200 : sd);
     g_cfg.no_stream_device = env_long("CUDACAP_SIM_NO_STREAM_DEVICE", 0) == 1;

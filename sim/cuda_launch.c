@@ -214,20 +214,6 @@ CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction hfunc)
 }
 
 /* ---- launches ---- */
-/* CUDACAP_SIM_LAUNCH_STALL_MS: the process's first kernel launch call
- * stalls that long before its kernel goes on the timeline, as a real
- * driver's first launch of a lazily loaded module does (milliseconds), or
- * a call preempted or blocked in a page fault on a loaded machine
- * (seconds). Outside the simulator's lock: the process's other threads
- * (the watcher's event queries) go on meanwhile. */
-static void stall_once(void)
-{
-    static int stalled;
-    uint64_t ns = sim_config()->launch_stall_ns;
-    if (ns && !__atomic_exchange_n(&stalled, 1, __ATOMIC_RELAXED))
-        sim_sleep_until(sim_now_ns() + ns);
-}
-
 /* A launch into a capture becomes a kernel node of its graph and runs
  * nothing; otherwise it goes on the device timeline after the stream's tail. */
 CUresult sim_launch_on(struct sim_func *f, unsigned gx, unsigned gy, unsigned gz, struct sim_stream *st)
@@ -241,7 +227,6 @@ CUresult sim_launch_on(struct sim_func *f, unsigned gx, unsigned gy, unsigned gz
     uint64_t sms = sim_shm()->dev[dev].sms;
     uint64_t dur = (blocks + sms - 1) / sms * f->spin_us * 1000ull;
     struct sim_capture *cap;
-    stall_once();
     pthread_mutex_lock(&sim_lk);
     CUresult r = sim_capture_enqueue(st, &cap);
     if (r == CUDA_SUCCESS && cap) {

@@ -248,16 +248,6 @@ set_property(TEST compute.step.burst APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIM
 set_property(TEST compute.step.burst.default APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30")
 cc_preload_control_mode(compute.step.burst.control compute_step burst cudacap_no_burst
                         CC_TEST_NO_BURST "CUDACAP_SM_LIMIT=30" "CUDACAP_SM_BURST_MS=2")
-# A launch call that stalls 2 s before its kernel is queued is not charged
-# as device time (tests/compute_stall.c). Control: half of any host gap
-# charged (CC_TEST_GAP_HALF).
-cc_sim_client(compute_stall compute_stall.c)
-set(STALL_ENV "CUDACAP_SM_LIMIT=30" "CUDACAP_SIM_LAUNCH_STALL_MS=2000")
-cc_add_preloaded_test(compute.stall.launch compute_stall)
-set_tests_properties(compute.stall.launch PROPERTIES LABELS compute)
-set_property(TEST compute.stall.launch APPEND PROPERTY ENVIRONMENT ${STALL_ENV})
-cc_preload_control_mode(compute.stall.launch.control compute_stall "" cudacap_gap_half CC_TEST_GAP_HALF
-                        ${STALL_ENV})
 # New shapes below the cap run beside the probe. Control: they wait for it
 # (CC_TEST_NO_HEADROOM).
 cc_preload_control_mode(compute.step.shapes.control compute_step shapes cudacap_no_headroom

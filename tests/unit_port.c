@@ -78,11 +78,6 @@ int main(void)
           "kernel_ns: %lld %lld %lld %lld", (long long)cc_cost_kernel_ns(10000, 6000),
           (long long)cc_cost_kernel_ns(10000, 2000), (long long)cc_cost_kernel_ns(10000, 20000),
           (long long)cc_cost_kernel_ns(10000, 0));
-    /* ... and a long gap (a stalled launch call) comes off but for 0.1 ms:
-     * a 1 ms kernel behind a 2 s stall is charged 1.1 ms, not 1 s. */
-    CHECK(cc_cost_kernel_ns(2001000000, 2000000000) == 1100000 && cc_cost_kernel_ns(1000000, 900000) == 200000,
-          "kernel_ns after a stall: %lld %lld", (long long)cc_cost_kernel_ns(2001000000, 2000000000),
-          (long long)cc_cost_kernel_ns(1000000, 900000));
     static int key2;
     cc_cost_estimate(&key2, 64, &measure, 0);
     m = cc_cost_begin(NULL, 0, NULL);

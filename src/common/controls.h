@@ -94,7 +94,6 @@
       "compute.controller.contended.control compute.elastic.unit.straddle_control")                                    \
     /* compute: cost model and admission */                                                                            \
     X(CC_TEST_GAP_CHARGED, "cap/compute/cost.c", "unit.port.gap_control")                                              \
-    X(CC_TEST_GAP_HALF, "cap/compute/cost.c", "compute.stall.launch.control")                                          \
     X(CC_TEST_NO_RELAXED, "cap/compute/cost.c", "compute.capture.invalidation.control")                                \
     X(CC_TEST_UNTIMED_FREE, "cap/compute/cost.c", "faults.loop.control.event_elapsed")                                 \
     X(CC_TEST_FREE_UNTIMED, "cap/compute/gate.c", "compute.deepq.long.control compute.deepq.short.control compute.deepq.new.control")              \

@@ -7,9 +7,6 @@
 #ifdef CC_TEST_GAP_CHARGED /* unit.port.gap_control: the host's gap charged as device time */
 #define gap_cut(elapsed, gap) ((void)(gap), (elapsed))
 #endif
-#ifdef CC_TEST_GAP_HALF /* compute.stall.launch.control: half of any host gap charged, however long */
-#define gap_doubt() INT64_MAX
-#endif
 #ifdef CC_TEST_NO_RELAXED /* compute.capture.invalidation.control: poll in the thread's own mode */
 #define poll_mode(saved) ((void)(saved), 0)
 #endif

@@ -259,25 +259,11 @@ static void CC_CONTROL_POINT(settle_untimed)(const struct pair *p, CUresult r)
     settle(p->line, cc_cost_fallback(), p->charged);
 }
 
-/* How much of the host's gap may still have been kernel time: the events
- * bound the kernel by elapsed - gap below only if it started after the
- * launch returned, and a kernel submitted early in the call runs while the
- * call returns. So at most half the gap comes off, but never more than
- * CC_COST_GAP_DOUBT_NS is left on: a launch call's own work after it
- * submits is microseconds. A call that stalls (a lazily loaded module's
- * first launch, a thread preempted or blocked in a page fault on a loaded
- * machine) is host time before the kernel was queued: charged half of it,
- * a 1 ms kernel behind a 2 s stall cost 1 s, and the container waited
- * seconds for that debt with the device idle (compute.stall.launch). */
-#define CC_COST_GAP_DOUBT_NS 100000
-static inline int64_t CC_CONTROL_POINT(gap_doubt)(void) { return CC_COST_GAP_DOUBT_NS; }
-
 static inline int64_t CC_CONTROL_POINT(gap_cut)(int64_t elapsed, int64_t gap)
 {
     if (gap <= 0 || elapsed < gap) return elapsed;
-    int64_t cut = elapsed - gap, half = elapsed / 2;
-    if (half - cut > gap_doubt()) half = cut + gap_doubt();
-    return cut > half ? cut : half;
+    int64_t cut = elapsed - gap;
+    return cut > elapsed / 2 ? cut : elapsed / 2;
 }
 
 int64_t cc_cost_kernel_ns(int64_t elapsed, int64_t gap) { return gap_cut(elapsed, gap); }
