@@ -21,8 +21,15 @@
 #              2026-12-04 evening); the counts say which path skipped.
 #   below      tests/gpu/below_cap.sh (launch latency below a 50 % cap, then
 #              GPT-2 pairs while BELOW_S lasts).
+#   counts     each decode mode 5 s at cap 30 with the library's exit counts
+#              (CUDACAP_COUNT_CALLS: the watcher's learned NVML period and
+#              lag, the gate's settled time).
+#   fw         tests/gpu/frameworks.sh at cap 30 (capture, compile, JAX,
+#              Triton, eager, the deep queue).
+#   matrix4    four processes at cap 30 against one uncapped
+#              (compute_matrix.sh, 1024² and 8192²).
 # PARTS picks among deepqnew, prof (CUPTI, 30 matmuls), prof60, deepq, clock,
-# decode, acc8 and below; all but acc8 and below by default.
+# decode, acc8, below, counts, fw and matrix4; the first six by default.
 # Usage, from the repository root: [PARTS=...] tests/gpu/share_head.sh OUT_DIR
 set -u
 O=${1:-/tmp/share_head}; mkdir -p "$O"; B=build-gpu
@@ -75,4 +82,17 @@ on acc8 && {
 echo "== [$(el) s] below"
 on below && { timeout -k 5 "${BELOW_S:-300}" env BUDGET_S=$(( ${BELOW_S:-300} - 60 )) REPS=2 tests/gpu/below_cap.sh $B "$O/b" ||
   echo "below: rc $?"; }
+echo "== [$(el) s] counts"
+on counts && for m in graph eager; do
+  st=$(mktemp -d); echo "== counts: decode $m at cap 30"
+  CUDACAP_STATE_DIR=$st CUDACAP_SM_LIMIT=30 LD_PRELOAD=$PWD/$B/lib/libcudacap.so CUDACAP_COUNT_CALLS=1 \
+    timeout 60 python3 tests/gpu/step_latency.py decode $m 5 "$st/r" > "$st/log" 2>&1
+  grep -E "watcher|settled" "$st/log"; cat "$st/r"
+done
+echo "== [$(el) s] fw"
+on fw && { timeout -k 5 "${FW_S:-200}" env SECS=5 N=5 REPLAY=3 CAPS=30 tests/gpu/frameworks.sh $B "$O/f" > "$O/fw.txt" 2>&1
+  grep -v "^$" "$O/fw.txt" | tail -40; }
+echo "== [$(el) s] matrix4"
+on matrix4 && { timeout -k 5 "${MX_S:-150}" env MATRIX="0:1:1024 30:4:1024 0:1:8192 30:4:8192" PARTS=matrix WARM=3 \
+  MEASURE=8 tests/gpu/compute_matrix.sh $B > "$O/mx.txt" 2>&1; tail -15 "$O/mx.txt"; }
 echo "== [$(el) s] done"
