@@ -123,6 +123,13 @@ foreach(c fork corrupt unwritable)
   set_tests_properties(compute.client.${c} PROPERTIES LABELS "compute;concurrency")
   set_property(TEST compute.client.${c} APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30")
 endforeach()
+# The gate's host time (cudacap_gate_ns): counted exactly with
+# CUDACAP_COUNT_CALLS=1, nothing without it (the test's other branch).
+cc_add_preloaded_test(compute.client.gatetime compute_client gatetime)
+cc_add_preloaded_test(compute.client.gatetime.off compute_client gatetime)
+set_tests_properties(compute.client.gatetime compute.client.gatetime.off PROPERTIES LABELS compute)
+set_property(TEST compute.client.gatetime APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30" "CUDACAP_COUNT_CALLS=1")
+set_property(TEST compute.client.gatetime.off APPEND PROPERTY ENVIRONMENT "CUDACAP_SM_LIMIT=30" "CUDACAP_COUNT_CALLS=0")
 # Control: per-process buckets; parent and fork child together take ~2x.
 cc_add_preloaded_test(compute.client.fork.control compute_client fork)
 set_tests_properties(compute.client.fork.control PROPERTIES WILL_FAIL TRUE LABELS compute)
@@ -339,7 +346,7 @@ cc_add_preloaded_test(compute.watch.counts compute_deepq long)
 set_property(TEST compute.watch.counts APPEND PROPERTY ENVIRONMENT
              "CUDACAP_SM_LIMIT=30;CUDACAP_COUNT_CALLS=1;CUDACAP_SIM_PROC_SAMPLE_MS=167;DEEPQ_NO_SKIP=1")
 set_tests_properties(compute.watch.counts PROPERTIES LABELS compute PASS_REGULAR_EXPRESSION
-  "watcher cycles [1-9][0-9]* \\(owner [1-9][0-9]*, quiet [0-9]+\\), NVML device-wide [1-9][0-9]* \\(period read already [1-9][0-9]*\\), per-process [1-9][0-9]* \\(empty [0-9]+, not due [0-9]+\\), period 16[0-9]\\.[0-9] ms, lag [0-9]+\\.[0-9] ms")
+  "watcher cycles [1-9][0-9]* \\(owner [1-9][0-9]*, quiet [0-9]+\\), NVML device-wide [1-9][0-9]* \\(period read already [1-9][0-9]*\\), per-process [1-9][0-9]* \\(empty [0-9]+, not due [0-9]+\\), period 16[0-9]\\.[0-9] ms, lag [0-9]+\\.[0-9] ms, cpu ([1-9][0-9]*\\.[0-9]+|0\\.[0-9]*[1-9][0-9]*) ms")
 # NVML's period learned right where a period has no sample, or NVML answers
 # at the poll's pace, on a model of NVML's answers and the watcher's polls
 # (tests/compute_period_unit.c). Controls: the period trusted on one gap;

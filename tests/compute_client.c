@@ -7,8 +7,14 @@
  *               (compute.client.fork.control, WILL_FAIL).
  *   corrupt     compute.region is garbage at start: rebuilt, capped, runs.
  *   unwritable  the state folder cannot be created: one warning, a
- *               per-process bucket, still capped, every launch succeeds. */
+ *               per-process bucket, still capped, every launch succeeds.
+ *   gatetime    cudacap_gate_ns (cudacap/cudacap.h): with
+ *               CUDACAP_COUNT_CALLS=1 it counts every launch of a capped
+ *               second exactly, and its host time is most of that second
+ *               (at cap 30 the thread waits for tokens in the gate) but
+ *               never more; without the switch both stay 0. */
 #include <cuda.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +156,49 @@ static void unwritable_case(const char *state)
     capped_run("unwritable");
 }
 
+/* Launches like saturate(), counting them. */
+static long long launch_for(double secs)
+{
+    long long n = 0;
+    double t0 = now_s();
+    while (now_s() - t0 < secs) {
+        for (int i = 0; i < 4; i++, n++)
+            if (cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS)
+                return -1;
+        if (cuStreamSynchronize(stream) != CUDA_SUCCESS) return -1;
+    }
+    return n;
+}
+
+static void gatetime_case(void)
+{
+    long long (*gate_ns)(long long *) = (long long (*)(long long *))dlsym(RTLD_DEFAULT, "cudacap_gate_ns");
+    CHECK(gate_ns != NULL, "cudacap_gate_ns not exported");
+    if (!gate_ns) return;
+    CHECK(setup() == 0, "setup failed");
+    CHECK(launch_for(0.5) > 0, "warm-up failed");
+    long long n0 = 0, n1 = 0, g0 = gate_ns(&n0);
+    double t0 = now_s();
+    long long n = launch_for(1.0);
+    double wall = now_s() - t0;
+    long long g1 = gate_ns(&n1);
+    CHECK(n > 0, "a launch failed");
+    const char *cc = getenv("CUDACAP_COUNT_CALLS");
+    double frac = (double)(g1 - g0) / 1e9 / wall;
+    printf("gatetime: %lld launches in %.2f s, the gate counted %lld, its host time %.3f s (%.0f%% of the wall)\n",
+           n, wall, n1 - n0, (g1 - g0) / 1e9, frac * 100);
+    if (!cc || strcmp(cc, "1")) {
+        CHECK(g1 == 0 && n1 == 0, "counted without CUDACAP_COUNT_CALLS: %lld ns, %lld launches", g1, n1);
+        return;
+    }
+    CHECK(n1 - n0 == n, "the gate counted %lld launches of %lld", n1 - n0, n);
+    /* Cap 30: the device runs 30 % of the time; the thread waits for tokens
+     * in the gate most of the rest. Without a core for a while it may wait
+     * less, never more than the wall. */
+    CHECK(frac <= 1.0, "gate host time %.3f s in %.3f s of wall", (g1 - g0) / 1e9, wall);
+    CHECK(frac >= 0.2, "gate host time only %.0f%% of the wall at cap 30", frac * 100);
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "fork";
@@ -158,5 +207,6 @@ int main(int argc, char **argv)
     if (!strcmp(which, "fork")) fork_case();
     else if (!strcmp(which, "corrupt")) corrupt_case(state);
     else if (!strcmp(which, "unwritable")) unwritable_case(state);
+    else if (!strcmp(which, "gatetime")) gatetime_case();
     CHECK_EXIT();
 }

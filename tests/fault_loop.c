@@ -40,6 +40,7 @@
 
 #include "cudacap/nvml_api.h"
 #include "ptx.h"
+#include "runq.h"
 
 #define MIB (1ull << 20)
 #define CHUNK (16 * MIB)
@@ -120,13 +121,13 @@ static int worker(const char *out, double secs, int fill_only)
         n++;
     }
     int filled = n;
-    double busy = 0;
+    double busy = 0, starved = 0;
     if (!fill_only) {
         barrier(out, "filled");
         while (n > 2) APP(cuMemFree(p[--n]));
         CUstream st;
         APP(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
-        double t0 = now_s();
+        double t0 = now_s(), q0 = runq_s();
         unsigned k = 0;
         while (now_s() - t0 < secs) {
             void *args[] = {NULL};
@@ -135,6 +136,7 @@ static int worker(const char *out, double secs, int fill_only)
         }
         APP(cuStreamSynchronize(st));
         busy = k * 1e-3 / (now_s() - t0);
+        starved = (runq_s() - q0) / (now_s() - t0);
         /* A capture and its graph: the port's capture entries. */
         CUgraph g;
         CUgraphExec ge;
@@ -154,7 +156,7 @@ static int worker(const char *out, double secs, int fill_only)
     while (n > 0) APP(cuMemFree(p[--n]));
     FILE *f = fopen(out, "w");
     if (!f) return 3;
-    fprintf(f, "%d %d %.4f %d\n", filled, refused, busy, errs);
+    fprintf(f, "%d %d %.4f %d %.4f\n", filled, refused, busy, errs, starved);
     fclose(f);
     return 0;
 }
@@ -172,7 +174,7 @@ static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 
 struct result {
     int filled, refused, errs, rc;
-    double busy;
+    double busy, starved; /* starved: share of the kernel loop runnable without a core */
     int warned; /* a cudacap warning or error on its stderr */
 };
 
@@ -223,7 +225,8 @@ static void collect(const char *dir, int id, pid_t pid, double deadline, struct 
     char path[1024], line[512];
     snprintf(path, sizeof path, "%s/w%d.out", dir, id);
     FILE *f = fopen(path, "r");
-    if (!f || fscanf(f, "%d %d %lf %d", &r->filled, &r->refused, &r->busy, &r->errs) != 4) r->errs = -1;
+    if (!f || fscanf(f, "%d %d %lf %d %lf", &r->filled, &r->refused, &r->busy, &r->errs, &r->starved) != 5)
+        r->errs = -1;
     if (f) fclose(f);
     snprintf(path, sizeof path, "%s/w%d.err", dir, id);
     f = fopen(path, "r");
@@ -270,12 +273,24 @@ static void run_case(const char *spec, const char *census)
     mkdir(state, 0700);
     g_cases++;
     const char *cname = spec ? spec : "census";
-    pid_t p0 = spawn(dir, 0, state, spec, census, 0.4, 0);
-    pid_t p1 = spawn(dir, 1, state, spec, census, 0.4, 0);
-    double dl = now_s() + 30;
     struct result r[2];
-    collect(dir, 0, p0, dl, &r[0]);
-    collect(dir, 1, p1, dl, &r[1]);
+    /* The device-busy bound says nothing of workers that had no core (an
+     * uncapped pair read under 60 % beside a suite loop and a CI run,
+     * 2026-12-05): such a run is made again in a fresh folder, up to four
+     * times, unless it already failed the bound. */
+    for (int attempt = 1;; attempt++) {
+        pid_t p0 = spawn(dir, 0, state, spec, census, 0.4, 0);
+        pid_t p1 = spawn(dir, 1, state, spec, census, 0.4, 0);
+        double dl = now_s() + 30;
+        collect(dir, 0, p0, dl, &r[0]);
+        collect(dir, 1, p1, dl, &r[1]);
+        double starved = r[0].starved > r[1].starved ? r[0].starved : r[1].starved;
+        if (census || attempt == 4 || r[0].busy + r[1].busy > 0.60 || starved <= RUNQ_STARVED_FRACTION) break;
+        if (g_show) printf("%s: workers %.0f %% without a core, again\n", cname, starved * 100);
+        nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        mkdir(dir, 0700);
+        mkdir(state, 0700);
+    }
     int bad = 0;
     for (int i = 0; i < 2; i++) {
         if (r[i].rc != 0) {

@@ -17,6 +17,15 @@ const char *cudacap_version(void);
  * which also prints every non-zero count to stderr at exit. */
 long long cudacap_call_count(const char *name);
 
+/* Host time, in nanoseconds, that launches spent in the compute cap's gate
+ * since the process started (admission, waits for tokens or a pending
+ * timing, timing events), and through *launches (if not NULL) how many
+ * launches went through it. Measured only with CUDACAP_COUNT_CALLS=1
+ * (otherwise 0 and 0), at two clock reads a launch, which the figure
+ * includes. A launch-bound program's throughput under a cap it never
+ * reaches is at least 1 / (1 + gate time / its own time). */
+long long cudacap_gate_ns(long long *launches);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
 #include "simtest.h"
 
 #include <string.h>
+#include <sys/mman.h>
 
 /* Scheduling noise on a loaded 2-core machine only ever adds time: retry a
  * measurement a few times and accept the first one within tolerance. */
@@ -21,15 +22,23 @@ static double launch_sync(CUfunction f, unsigned blocks)
     return st_ms() - t0 - (st_runq_ms() - q0);
 }
 
+/* A child of the two-process case: its start time in, the time it then
+ * waited for a core out (a shared page). */
+struct two { double start, runq[2]; };
+static struct two *two_page;
+static int two_slot;
+
 static int child_50(void *arg)
 {
     double start = *(double *)arg;
     st_ctx();
     CUfunction f = st_func("spin_2000us");
     st_sleep_until_ms(start);
+    double q0 = st_runq_ms();
     for (int i = 0; i < 50; i++)
         CU(cuLaunchKernel(f, 132, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
     CU(cuCtxSynchronize());
+    two_page->runq[two_slot] = st_runq_ms() - q0;
     return 0;
 }
 
@@ -155,17 +164,31 @@ int main(void)
     CU(cuStreamDestroy(cs));
     printf("graphs ok\n");
 
-    /* 2: two processes x 50 one-wave 2 ms kernels serialize: ~200 ms */
-    double total = 0;
-    for (int k = 0; k < 3; k++) {
-        double start = st_ms() + 100;
-        int a = st_fork(child_50, &start), b = st_fork(child_50, &start);
+    /* 2: two processes x 50 one-wave 2 ms kernels serialize: ~200 ms. Less
+     * the time the later child and this process waited for a core: beside
+     * a suite loop and a CI run, three tries in a row read 217-274 ms
+     * (2026-12-05); a wait for a core only ever adds, so the lower bound
+     * (serialized, not ~100 ms) is judged on the time as read. */
+    two_page = mmap(NULL, sizeof *two_page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(two_page != MAP_FAILED);
+    double total = 0, net = 0;
+    for (int k = 0; k < 5; k++) {
+        double start = st_ms() + 100, q0 = st_runq_ms();
+        memset(two_page, 0, sizeof *two_page);
+        two_slot = 0;
+        int a = st_fork(child_50, &start);
+        two_slot = 1;
+        int b = st_fork(child_50, &start);
         CHECK(st_wait(a) == 0 && st_wait(b) == 0);
         total = st_ms() - start;
-        printf("two processes: %.1f ms\n", total);
-        if (total >= 195.0 && total <= 215.0)
+        double rq = st_runq_ms() - q0;
+        rq += two_page->runq[0] > two_page->runq[1] ? two_page->runq[0] : two_page->runq[1];
+        net = total - rq;
+        printf("two processes: %.1f ms (%.1f ms waiting for a core)\n", total, rq);
+        if (total >= 185.0 && net <= 215.0)
             break;
     }
-    NEAR(total, 200.0, 15.0);
+    CHECK(total >= 185.0); /* serialized: in parallel they would take ~100 ms */
+    CHECK(net <= 215.0);   /* back to back: no gap between the processes' kernels */
     return 0;
 }

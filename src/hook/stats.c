@@ -22,6 +22,14 @@ __attribute__((used)) static const char version_tag[] = CC_VERSION_TAG CUDACAP_V
 
 CC_EXPORT const char *cudacap_version(void) { return version_tag + sizeof CC_VERSION_TAG - 1; }
 
+CC_EXPORT long long cudacap_gate_ns(long long *launches)
+{
+    struct cc_gate_counts g;
+    cc_gate_counts(&g);
+    if (launches) *launches = (long long)g.host_calls;
+    return (long long)g.host_ns;
+}
+
 CC_EXPORT long long cudacap_call_count(const char *name)
 {
     int id = name ? cc_hook_by_name(name) : -1;
@@ -57,18 +65,22 @@ static void exit_report(void)
                            (unsigned long long)g.shape_dup, g.shape_wait_ns / 1e6, (unsigned long long)g.timed,
                            (unsigned long long)g.token_waited, g.token_wait_ns / 1e6, g.settled_ns / 1e6,
                            g.forgiven_ns / 1e6));
+    if (g.host_calls)
+        say(line, snprintf(line, sizeof line, "cudacap[%d]: gate host time %.3f ms in %llu launches (%.3f us each)\n",
+                           (int)getpid(), g.host_ns / 1e6, (unsigned long long)g.host_calls,
+                           g.host_ns / 1e3 / (double)g.host_calls));
     struct cc_watch_counts w;
     cc_watch_counts(&w);
     if (w.cycles)
         say(line, snprintf(line, sizeof line,
                            "cudacap[%d]: watcher cycles %llu (owner %llu, quiet %llu), NVML device-wide %llu "
                            "(period read already %llu), per-process %llu (empty %llu, not due %llu), period "
-                           "%.1f ms, lag %.1f ms\n",
+                           "%.1f ms, lag %.1f ms, cpu %.3f ms\n",
                            (int)getpid(), (unsigned long long)w.cycles, (unsigned long long)w.owner,
                            (unsigned long long)w.quiet, (unsigned long long)w.cheap,
                            (unsigned long long)w.cheap_same, (unsigned long long)w.polls,
                            (unsigned long long)w.empty, (unsigned long long)w.not_due, w.period_us / 1e3,
-                           w.lag_us / 1e3));
+                           w.lag_us / 1e3, w.cpu_us / 1e3));
 }
 
 void cc_stats_register_exit_report(void) { atexit(exit_report); }

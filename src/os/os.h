@@ -175,6 +175,10 @@ void cc_os_sleep_ns(uint64_t ns);
  * a signal. No fault point. */
 void cc_os_sleep_until(uint64_t t);
 
+/* CPU time the calling thread has used, in nanoseconds (0 if unknown):
+ * for diagnostics only (a syscall where the vDSO has no thread clock). */
+uint64_t cc_os_thread_cpu_ns(void);
+
 /* Starts fn(arg) on a detached thread named name (at most 15 characters;
  * NULL or "": unnamed) with every signal blocked but the synchronous ones
  * (SIGBUS, SIGSEGV, SIGFPE, SIGILL: a fault of a truncated mapping must

@@ -30,6 +30,13 @@ void cc_os_sleep_until(uint64_t t)
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
 }
 
+uint64_t cc_os_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 int cc_os_thread(void *(*fn)(void *), void *arg, const char *name)
 {
     if (cc_fault(CC_FP_THREAD)) return errno = EAGAIN, -1;

@@ -28,8 +28,17 @@
 #              Triton, eager, the deep queue).
 #   matrix4    four processes at cap 30 against one uncapped
 #              (compute_matrix.sh, 1024² and 8192²).
+#   gpt2cost   GPT-2 generate (step_latency.py gpt2, 5 timed generates of 48
+#              tokens) at cap 50 with CUDACAP_COUNT_CALLS=1, RUNS (5) times,
+#              each beside a bare run started after it, then RUNS times on
+#              two cores (taskset -c 2,3) where the watcher shares them:
+#              per run the share of the generates' wall time spent in the
+#              gate (cudacap_gate_ns), whose complement bounds capped / bare
+#              throughput from below, and the exit lines (gate host time,
+#              the watcher's CPU).
 # PARTS picks among deepqnew, prof (CUPTI, 30 matmuls), prof60, deepq, clock,
-# decode, acc8, below, counts, fw and matrix4; the first six by default.
+# decode, acc8, below, counts, fw, matrix4 and gpt2cost; the first six by
+# default.
 # Usage, from the repository root: [PARTS=...] tests/gpu/share_head.sh OUT_DIR
 set -u
 O=${1:-/tmp/share_head}; mkdir -p "$O"; B=build-gpu
@@ -95,4 +104,15 @@ on fw && { timeout -k 5 "${FW_S:-200}" env SECS=5 N=5 REPLAY=3 CAPS=30 tests/gpu
 echo "== [$(el) s] matrix4"
 on matrix4 && { timeout -k 5 "${MX_S:-150}" env MATRIX="0:1:1024 30:4:1024 0:1:8192 30:4:8192" PARTS=matrix WARM=3 \
   MEASURE=8 tests/gpu/compute_matrix.sh $B > "$O/mx.txt" 2>&1; tail -15 "$O/mx.txt"; }
+echo "== [$(el) s] gpt2cost"
+gpt2run() { # gpt2run LABEL CAP [taskset ...]: one process; its result line and exit lines
+  local l=$1 c=$2 st; shift 2; st=$(mktemp -d)
+  if [ "$c" = 0 ]; then "$@" timeout 120 python3 tests/gpu/step_latency.py gpt2 48 "$st/r" > "$st/log" 2>&1
+  else CUDACAP_STATE_DIR=$st CUDACAP_SM_LIMIT=$c LD_PRELOAD=$PWD/$B/lib/libcudacap.so CUDACAP_COUNT_CALLS=1 \
+    "$@" timeout 120 python3 tests/gpu/step_latency.py gpt2 48 "$st/r" > "$st/log" 2>&1; fi
+  echo "$l: $(cat "$st/r" 2>/dev/null || tail -2 "$st/log") | $(grep -E '^gate:' "$st/log")"
+  grep -oE "gate host time .*|cpu [0-9.]+ ms" "$st/log" | sed 's/^/    /'
+}
+on gpt2cost && { for i in $(seq "${RUNS:-5}"); do gpt2run "capped $i" 50; gpt2run "bare $i" 0; done
+  for i in $(seq "${RUNS:-5}"); do gpt2run "capped on 2 cores $i" 50 taskset -c 2,3; done; }
 echo "== [$(el) s] done"

@@ -21,7 +21,11 @@ run by tests/gpu/pacing.sh. Each worker writes one line of results to OUT
       download), fp16, batch 1, generate TOKENS tokens greedily: one warm-up
       generate, then GPT2_GENS (5). OUT: median_ms_per_token min max (one
       generate varied 1.75x between bare runs on the H200); every
-      generate's ms/token in OUT.raw
+      generate's ms/token in OUT.raw. Under the library with
+      CUDACAP_COUNT_CALLS=1, OUT gains a fourth field: the share of the
+      timed generates' wall time that their launches spent in the compute
+      cap's gate (cudacap_gate_ns), so that capped throughput / bare is at
+      least 1 - that share for this launch-bound loop; "-" otherwise.
   step_latency.py tokloop SECS OUT       a token-generation loop of tiny
       kernels (64 small ops a token on 1x768 tensors, a sync a token).
       OUT: mean_ms std_ms p99_ms
@@ -136,17 +140,45 @@ def gpt2(tokens, out):
     m = GPT2LMHeadModel(GPT2Config()).cuda().half().eval()
     ids = torch.randint(0, 50000, (1, 16), device="cuda")
     kw = dict(max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False, pad_token_id=0)
-    per = []
+    gate = gate_clock()
+    per, g0, t_all = [], None, 0.0
     with torch.no_grad():
         m.generate(ids, **kw)
         torch.cuda.synchronize()
+        if gate: g0 = gate()
         for _ in range(int(os.environ.get("GPT2_GENS", "5"))):
             t = time.perf_counter()
             m.generate(ids, **kw)
             torch.cuda.synchronize()
+            t_all += time.perf_counter() - t
             per.append((time.perf_counter() - t) * 1e3 / tokens)
+    share = "-"
+    if gate:
+        (ns, n), (ns0, n0) = gate(), g0
+        share = "%.5f" % ((ns - ns0) / 1e9 / t_all)
+        print("gate: %.3f ms in %d launches over %.1f ms of timed generates (%.2f us a launch)"
+              % ((ns - ns0) / 1e6, n - n0, t_all * 1e3, (ns - ns0) / 1e3 / max(1, n - n0)), flush=True)
     open(out + ".raw", "w").write("\n".join("%.3f" % p for p in per) + "\n")
-    out_line(out, "%.3f %.3f %.3f" % (statistics.median(per), min(per), max(per)))
+    out_line(out, "%.3f %.3f %.3f %s" % (statistics.median(per), min(per), max(per), share))
+
+
+def gate_clock():
+    """cudacap_gate_ns of the preloaded library, counting (CUDACAP_COUNT_CALLS=1),
+    as a function returning (ns, launches); None when absent or not counting."""
+    import ctypes
+    if os.environ.get("CUDACAP_COUNT_CALLS") != "1":
+        return None
+    try:
+        f = ctypes.CDLL(None).cudacap_gate_ns
+    except (AttributeError, OSError):
+        return None
+    f.restype, f.argtypes = ctypes.c_longlong, [ctypes.POINTER(ctypes.c_longlong)]
+
+    def read():
+        n = ctypes.c_longlong(0)
+        ns = f(ctypes.byref(n))
+        return ns, n.value
+    return read
 
 
 def gpt2live(blocks, out):

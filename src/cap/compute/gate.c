@@ -6,6 +6,7 @@
 
 #include <time.h>
 
+#include "cap/cfg.h"
 #include "cap/device.h"
 #include "cap/compute/bucket.h"
 #include "cap/compute/capture.h"
@@ -183,7 +184,8 @@ static inline int CC_CONTROL_POINT(into_capture)(CUstream s, int ptsz)
     return __builtin_expect(cc_capture_live(), 0) && cc_capture_stream_busy(s, ptsz);
 }
 
-int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, int ptsz)
+static inline __attribute__((always_inline)) int gate_begin(struct cc_ticket *t, void *key, uint64_t blocks,
+                                                              CUstream s, int ptsz)
 {
     t->d = NULL;
     t->m = NULL;
@@ -248,10 +250,37 @@ int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, i
     return 1;
 }
 
-void cc_gate_end_slow(struct cc_ticket *t, CUresult r)
+static inline __attribute__((always_inline)) void gate_end(struct cc_ticket *t, CUresult r)
 {
     int ok = r == CUDA_SUCCESS;
     if (!ok && t->cost) cc_bucket_add(&t->line->tokens, t->cost, INT64_MAX); /* not run: refund */
     if (t->m) cc_cost_end(t->m, t->s, t->ptsz, t->key, t->blocks, t->cost, t->line, ok);
     if (__atomic_load_n(&cc_cost_pending, __ATOMIC_RELAXED)) cc_cost_poll(2);
+}
+
+/* What the gate costs the launching thread, measured only with
+ * CUDACAP_COUNT_CALLS=1 (cc_cfg, fixed at init): one load and a branch not
+ * taken otherwise. Measured, it adds two clock reads (~40 ns) to each call,
+ * so the figure is an upper bound of the gate's own cost: what a
+ * launch-bound program (GPT-2 generate at batch 1) can lose to the cap when
+ * it never waits (docs/compute.md, "What the cap costs below it"). */
+int cc_gate_begin(struct cc_ticket *t, void *key, uint64_t blocks, CUstream s, int ptsz)
+{
+    if (__builtin_expect(!cc_cfg.count_calls, 1)) return gate_begin(t, key, blocks, s, ptsz);
+    uint64_t t0 = cc_mono_ns();
+    int r = gate_begin(t, key, blocks, s, ptsz);
+    count(&counts.host_ns, cc_mono_ns() - t0);
+    count(&counts.host_calls, 1);
+    return r;
+}
+
+void cc_gate_end_slow(struct cc_ticket *t, CUresult r)
+{
+    if (__builtin_expect(!cc_cfg.count_calls, 1)) {
+        gate_end(t, r);
+        return;
+    }
+    uint64_t t0 = cc_mono_ns();
+    gate_end(t, r);
+    count(&counts.host_ns, cc_mono_ns() - t0);
 }

@@ -57,9 +57,12 @@ struct cc_gate_counts {
     uint64_t token_wait_ns;
     uint64_t settled_ns;    /* device time the settled timings charged (cost.c, settle) */
     uint64_t forgiven_ns;   /* ... and what the debt floor dropped of their corrections */
+    uint64_t host_calls;    /* launches through cc_gate_begin (counted with CUDACAP_COUNT_CALLS only) */
+    uint64_t host_ns;       /* host time in cc_gate_begin and cc_gate_end_slow, waits and
+                             * timing events included, plus two clock reads a call */
 };
 /* Copied field by field as uint64_t (gate.c): every field must be one. */
-_Static_assert(sizeof(struct cc_gate_counts) == 9 * sizeof(uint64_t), "cc_gate_counts holds only uint64_t");
+_Static_assert(sizeof(struct cc_gate_counts) == 11 * sizeof(uint64_t), "cc_gate_counts holds only uint64_t");
 void cc_gate_counts(struct cc_gate_counts *out);
 /* A timing settled (cost.c): est charged in all, forgiven dropped by the
  * debt floor. On the timing path only (one per shape per 25 ms). */

@@ -28,6 +28,8 @@ void cc_watch_count(size_t field) { __atomic_fetch_add(&counts[field / sizeof(ui
 
 static void count_set(size_t field, uint64_t v) { __atomic_store_n(&counts[field / sizeof(uint64_t)], v, __ATOMIC_RELAXED); }
 
+void cc_watch_note_cpu(uint64_t ns) { count_set(offsetof(struct cc_watch_counts, cpu_us), ns / 1000); }
+
 void cc_watch_counts(struct cc_watch_counts *out)
 {
     uint64_t *o = (uint64_t *)out;

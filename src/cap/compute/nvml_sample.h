@@ -31,11 +31,14 @@ struct cc_watch_counts {
     uint64_t empty;      /* ... that found no sample */
     uint64_t period_us;  /* the period learned last (nvml_period_us), us */
     uint64_t lag_us;     /* the publication lag learned last, us */
+    uint64_t cpu_us;     /* the watcher thread's CPU time, us (counted with CUDACAP_COUNT_CALLS only) */
 };
-_Static_assert(sizeof(struct cc_watch_counts) == 10 * sizeof(uint64_t), "cc_watch_counts holds only uint64_t");
+_Static_assert(sizeof(struct cc_watch_counts) == 11 * sizeof(uint64_t), "cc_watch_counts holds only uint64_t");
 void cc_watch_counts(struct cc_watch_counts *out);
 /* Counts one event (a field of cc_watch_counts, by offset). */
 void cc_watch_count(size_t field);
 #define CC_WATCH_COUNT(f) cc_watch_count(offsetof(struct cc_watch_counts, f))
+/* The watcher thread's CPU time so far (cpu_us), set once a cycle. */
+void cc_watch_note_cpu(uint64_t ns);
 
 #endif

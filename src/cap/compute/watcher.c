@@ -119,6 +119,9 @@ static void *run(void *arg)
             if (__atomic_load_n(&d->state, __ATOMIC_ACQUIRE) == CC_DEV_CAPPED) cycle(d);
         }
         cc_cost_poll(0);
+        /* What this thread costs the host, for the exit report (one
+         * syscall a cycle, only when counting). */
+        if (cc_cfg.count_calls) cc_watch_note_cpu(cc_os_thread_cpu_ns());
         /* Absolute grid: the cadence does not drift with the work done;
          * if we fell behind, skip ahead rather than burst. */
         next += CC_PERIOD_NS;
