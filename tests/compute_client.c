@@ -178,9 +178,9 @@ static void gatetime_case(void)
     CHECK(setup() == 0, "setup failed");
     CHECK(launch_for(0.5) > 0, "warm-up failed");
     long long n0 = 0, n1 = 0, g0 = gate_ns(&n0);
-    double t0 = now_s();
+    double t0 = now_s(), q0 = runq_s();
     long long n = launch_for(1.0);
-    double wall = now_s() - t0;
+    double wall = now_s() - t0, starved = runq_s() - q0;
     long long g1 = gate_ns(&n1);
     CHECK(n > 0, "a launch failed");
     const char *cc = getenv("CUDACAP_COUNT_CALLS");
@@ -196,7 +196,12 @@ static void gatetime_case(void)
      * in the gate most of the rest. Without a core for a while it may wait
      * less, never more than the wall. */
     CHECK(frac <= 1.0, "gate host time %.3f s in %.3f s of wall", (g1 - g0) / 1e9, wall);
-    CHECK(frac >= 0.2, "gate host time only %.0f%% of the wall at cap 30", frac * 100);
+    /* Judged only with a core: beside a suite loop and CI a starved run
+     * read 0 % (the cap never had to hold it back), 2026-12-05. */
+    if (starved > RUNQ_STARVED_FRACTION * wall)
+        printf("gatetime: starved for a core (%.2f s), the lower bound not judged\n", starved);
+    else
+        CHECK(frac >= 0.2, "gate host time only %.0f%% of the wall at cap 30", frac * 100);
 }
 
 int main(int argc, char **argv)
