@@ -174,7 +174,7 @@ static void mode_two(void)
     /* 85, not 90: the least starved half's median was 88.5 % in 1 of 20
      * runs under load (2026-12-03), while what the control removes leaves
      * the device at 41-50 % in every window: 85 keeps that gap wide. */
-    CHECK(md >= 85.0, "device %.1f %% busy < 85 %%", md);
+    CHECK_LOADED(md >= 85.0, "device %.1f %% busy < 85 %%", md);
 }
 
 static void mode_bursts(int secs)
@@ -226,7 +226,7 @@ static void mode_bursts(int secs)
            "%.1f points of bucket allowed there), %d of %d windows counted\n",
            worst, first_on, start_pts, counted, windows);
     check_counted("bursts", counted, windows);
-    CHECK(worst == 0 || (worst >= 47.0 && worst <= 53.0), "neighbour %.1f %% while on", worst);
+    CHECK_LOADED(worst == 0 || (worst >= 47.0 && worst <= 53.0), "neighbour %.1f %% while on", worst);
     CHECK(first_on == 0 || (first_on >= 47.0 && first_on <= 53.0 + start_pts),
           "neighbour %.1f %% in its first on window", first_on);
     /* And in the first second of each: the borrower gave the share back
@@ -429,6 +429,7 @@ int main(int argc, char **argv)
             else _exit(2);
             fflush(stdout);
             if (short_of_windows) _exit(77);
+            if (check_failures && check_failures == loaded_failures && attempt < 3) _exit(3);
             _exit(check_failures ? 1 : 0);
         }
         int st = 0;
@@ -436,6 +437,10 @@ int main(int argc, char **argv)
         if (!WIFEXITED(st)) { /* (once in a suite run, 2026-12-03, with no word) */
             printf("attempt %d: ended by signal %d\n", attempt, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
             return 1;
+        }
+        if (WEXITSTATUS(st) == 3) {
+            printf("attempt %d: only checks a loaded machine can fail failed; again\n", attempt);
+            continue;
         }
         if (WEXITSTATUS(st) != 77) {
             if (WEXITSTATUS(st) == 1) printf("checks failed (attempt %d)\n", attempt);

@@ -35,6 +35,18 @@ extern struct cont C[3];       /* the containers of this run */
 extern int nc;
 extern uint64_t t0;            /* the workers' time zero */
 extern int short_of_windows;   /* fewer than half the windows counted */
+extern int loaded_failures;    /* failed checks a loaded machine can fail */
+
+/* A check a starved machine fails now and then where the mechanism holds
+ * (a hard share over its 2 s bound, the device under-busy: 1 run in 20
+ * each beside a CI run, 2026-12-05). An attempt whose only failures are
+ * these is run again (main), up to 3 in all; a failure in all 3 stands. A
+ * control whose fault these checks catch fails them every attempt. */
+#define CHECK_LOADED(cond, ...)                                                \
+    do {                                                                       \
+        if (!(cond)) loaded_failures++;                                        \
+        CHECK(cond, __VA_ARGS__);                                              \
+    } while (0)
 
 int worker(const char *out, uint64_t t0, uint64_t start, uint64_t end, uint64_t toggle,
            unsigned depth);

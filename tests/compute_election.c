@@ -134,8 +134,12 @@ static void death(void)
  * than one of its intervals since its last publication: a live owner is
  * judged stale only after about 3 intervals without one, so that wait is
  * what made it late; beside a CI run at load 8 both stall and slow failed
- * so, 2026-12-04). The control's fixed limits judge a 440 ms owner stale
- * after 300 ms with no such wait, and still fail. */
+ * so, 2026-12-04), or it truly published nothing for 3 of its own
+ * intervals (a live 100 ms owner judged stale in the fresh-machine test
+ * beside a CI run, its run-queue wait under one interval, 2026-12-05: held
+ * by something else, a page fault on a busy disk, the container's CPU
+ * quota). The control's fixed limits judge a 440 ms owner stale after
+ * 300 ms of its 440 ms interval, and still fail. */
 enum { WATCH_TRUSTED, WATCH_STALE, WATCH_STALE_STARVED };
 
 /* The owner publishes every interval_ms; the checker reports whether it
@@ -147,6 +151,7 @@ static int watch(uint64_t interval_ms, int stop_after_ms, double *stale_after_st
         cc_compute_dev_t line __attribute__((aligned(64)));
         uint64_t stopped_ns, cadence_ns;
         uint64_t owner_runq_ns; /* the owner's run-queue wait at its last publication */
+        uint64_t owner_pub_ns;  /* the time of its last publication */
     } *s = mp_shared(sizeof *s);
     pid_t owner = fork();
     if (owner == 0) {
@@ -157,6 +162,7 @@ static int watch(uint64_t interval_ms, int stop_after_ms, double *stale_after_st
             /* After the sample (release): a checker that sees this value
              * sees the sample too. */
             __atomic_store_n(&s->owner_runq_ns, (uint64_t)(runq_s() * 1e9), __ATOMIC_RELEASE);
+            __atomic_store_n(&s->owner_pub_ns, now, __ATOMIC_RELEASE);
             prev = now;
             mp_sleep_until(now + interval_ms * 1000000ull);
         }
@@ -178,12 +184,18 @@ static int watch(uint64_t interval_ms, int stop_after_ms, double *stale_after_st
             if (s->stopped_ns + 3 * s->cadence_ns + 1000000000ull > end) end = s->stopped_ns + 3 * s->cadence_ns + 1000000000ull;
         }
         uint64_t base = __atomic_load_n(&s->owner_runq_ns, __ATOMIC_ACQUIRE);
+        uint64_t pub = __atomic_load_n(&s->owner_pub_ns, __ATOMIC_ACQUIRE);
         int over = mp_now() >= end && (stop_after_ms < 0 || s->stopped_ns);
         if (cc_sample_stale(&s->line, mp_now(), CC_PERIOD_NS)) {
             stale = WATCH_STALE;
             double owner_waited = runq_pid_s(owner) - (double)base * 1e-9;
+            double gap_ms = (double)(mp_now() - pub) / 1e6;
             if (!s->stopped_ns && owner_waited > (double)interval_ms * 1e-3) {
                 printf("  owner judged stale after waiting %.2f s for a core: the machine's\n", owner_waited);
+                stale = WATCH_STALE_STARVED;
+            } else if (!s->stopped_ns && gap_ms >= 3.0 * (double)interval_ms) {
+                printf("  owner judged stale %.0f ms after its last publication (3 of its %u ms intervals):"
+                       " it was held up, the machine's\n", gap_ms, (unsigned)interval_ms);
                 stale = WATCH_STALE_STARVED;
             }
             if (stale_after_stop_beats && s->stopped_ns) {

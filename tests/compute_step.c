@@ -53,24 +53,35 @@ static int shapes(void)
     CHECK_CU(cuLaunchKernel(fn, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL)); /* the watcher starts */
     CHECK_CU(cuStreamSynchronize(s));
     struct timespec idle = {0, 300000000};
-    nanosleep(&idle, NULL);
     int slow = 0, rq = runq_open();
     double worst = 0;
 
     /* A call's time less what its thread spent runnable without a core: a
      * wait in the gate sleeps, a preemption does not (beside CI, 5 calls of
-     * 150-689 us with no wait in the gate, 2026-12-05). */
-    for (int i = 0; i < 16; i++) {
-        uint64_t q = runq_fd_ns(rq), a = step_now_ns();
-        CHECK_CU(cuLaunchKernel(fn, 2 + (unsigned)i, 1, 1, 32, 1, 1, 0, own[i], NULL, NULL));
-        double us = ((double)(step_now_ns() - a) - (double)(runq_fd_ns(rq) - q)) / 1e3;
-        slow += us > 150;
-        if (us > worst) worst = us;
+     * 150-689 us with no wait in the gate, 2026-12-05). A thread the call
+     * waits on (the simulator's, the watcher) can still be preempted while
+     * it holds a lock: beside CI 1 run in 12 had 2 calls of 150-279 us
+     * (2026-12-05). So up to 3 tries, each with 16 shapes never launched
+     * before and after its own idle spell; the test passes on the first try
+     * with at most one slow call. The control's 15 waits recur every try. */
+    for (int t = 0; t < 3; t++) {
+        nanosleep(&idle, NULL);
+        slow = 0;
+        worst = 0;
+        for (int i = 0; i < 16; i++) {
+            uint64_t q = runq_fd_ns(rq), a = step_now_ns();
+            CHECK_CU(cuLaunchKernel(fn, 2 + (unsigned)(16 * t + i), 1, 1, 32, 1, 1, 0, own[i],
+                                    NULL, NULL));
+            double us = ((double)(step_now_ns() - a) - (double)(runq_fd_ns(rq) - q)) / 1e3;
+            slow += us > 150;
+            if (us > worst) worst = us;
+        }
+        CHECK_CU(cuCtxSynchronize());
+        printf("try %d, 16 new shapes below the cap: %d launch calls over 150 us, the longest %.0f us\n",
+               t + 1, slow, worst);
+        if (slow <= 1) break;
     }
     if (rq >= 0) close(rq);
-    CHECK_CU(cuCtxSynchronize());
-    printf("16 new shapes below the cap: %d launch calls over 150 us, the longest %.0f us\n", slow,
-           worst);
     CHECK(slow <= 1, "%d launch calls waited (the longest %.0f us)", slow, worst);
     CHECK_EXIT();
 }

@@ -11,6 +11,19 @@
     for (k_ = 0; k_ < 5; k_++) { m_ = (expr); if (m_ >= (want) - (tol) && m_ <= (want) + (tol)) break; } \
     NEAR(m_, want, tol); } while (0)
 
+/* Checks of a case that a preempted thread can fail (a status read after
+ * the kernel it waits on already ended; an event recorded a preemption
+ * before the launch it brackets): the case counts them and is run again,
+ * up to 3 times, judged on the first clean try. */
+static int soft_fails;
+#define SOFT(c) do { if (!(c)) { fprintf(stderr, "%s:%d: (try again) %s\n", __FILE__, __LINE__, #c); \
+    soft_fails++; } } while (0)
+#define SOFT_NEAR(v, want, tol) do { double v_ = (v), w_ = (want); if (v_ < w_ - (tol) || v_ > w_ + (tol)) { \
+    fprintf(stderr, "%s:%d: (try again) %s = %.3f, want %.3f +- %.3f\n", __FILE__, __LINE__, #v, v_, w_, \
+            (double)(tol)); soft_fails++; } } while (0)
+#define TRIES(fn, f) do { int t_; for (t_ = 0; t_ < 3; t_++) { soft_fails = 0; fn(f); if (!soft_fails) break; } \
+    CHECK(soft_fails == 0); } while (0)
+
 /* Less the time this thread waited for a core: a sync that wakes late
  * on a loaded machine read 23.2 ms for 20 in five tries in a row once,
  * beside two suites. */
@@ -47,42 +60,20 @@ static void host_cb(void *p)
     *(double *)p = st_ms();
 }
 
-int main(void)
+/* Launches return at once. */
+static void returns_case(CUfunction f)
 {
-    st_setup();
-    setenv("CUDACAP_SIM_SMS", "132", 1);
-    st_ctx();
-    CUfunction f = st_func("spin_2000us");
-    CUfunction dummy;
-    CUmodule m;
-    CU(cuModuleLoadData(&m, "x"));
-    CHECK(cuModuleGetFunction(&dummy, m, "vectorAdd") == CUDA_ERROR_NOT_FOUND);
-    CHECK(cuModuleGetFunction(&dummy, m, "spin_12") == CUDA_ERROR_NOT_FOUND);
-    CU(cuModuleGetFunction(&dummy, m, "spin_0us"));
-
-    /* launches return at once */
     double t0 = st_ms();
     CU(cuLaunchKernel(f, 132 * 10, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
-    CHECK(cuStreamQuery(NULL) == CUDA_ERROR_NOT_READY);
+    SOFT(cuStreamQuery(NULL) == CUDA_ERROR_NOT_READY);
     CU(cuCtxSynchronize());
     CHECK(st_ms() - t0 >= 20.0);
-    RETRY_NEAR(launch_sync(f, 1320), 20.0, 2.0);
+}
 
-    RETRY_NEAR(launch_sync(f, 132), 2.0, 1.5);
-    RETRY_NEAR(launch_sync(f, 133), 4.0, 1.5);
-    RETRY_NEAR(launch_sync(f, 264), 4.0, 1.5);
-    RETRY_NEAR(launch_sync(f, 1), 2.0, 1.5);
-    RETRY_NEAR(launch_sync(f, 132 * 5 + 1), 12.0, 1.5);
-    /* 3-D grid: 11*12*2 = 264 blocks = 2 waves */
-    CU(cuCtxSynchronize());
-    t0 = st_ms();
-    CU(cuLaunchKernel(f, 11, 12, 2, 1, 1, 1, 0, NULL, NULL, NULL));
-    CU(cuCtxSynchronize());
-    CHECK(st_ms() - t0 >= 4.0);
-    printf("wave timing ok\n");
-
+/* Stream order, events, cuLaunchKernelEx and a host function. */
+static void events_case(CUfunction f)
+{
     float ms;
-    /* stream order + events + cuLaunchKernelEx + host function */
     CUstream s1, s2;
     CU(cuStreamCreate(&s1, 0));
     CU(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
@@ -98,33 +89,34 @@ int main(void)
     cfg.hStream = s1;
     CU(cuLaunchKernelEx(&cfg, f, NULL, NULL));
     double cb_at = 0;
-    t0 = st_ms();
+    double t0 = st_ms();
     CU(cuLaunchHostFunc(s1, host_cb, &cb_at));
     CU(cuEventRecord(e1, s1));
     CU(cuStreamWaitEvent(s2, e1, 0));
     CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s2, NULL, NULL)); /* after s1's 6 ms */
-    CHECK(cuEventQuery(e1) == CUDA_ERROR_NOT_READY);
+    SOFT(cuEventQuery(e1) == CUDA_ERROR_NOT_READY);
     CU(cuStreamSynchronize(s2));
     CHECK(st_ms() - t0 >= 8.0);
     CU(cuStreamSynchronize(s1));
     CHECK(cb_at - t0 >= 6.0 - 0.5);
     CU(cuEventElapsedTime(&ms, e0, e1));
-    NEAR(ms, 6.0, 0.5);
+    SOFT_NEAR(ms, 6.0, 0.5);
     CU(cuEventSynchronize(e1));
     CU(cuEventDestroy(e0));
     CU(cuEventDestroy(e1));
     CU(cuStreamDestroy(s1));
     CU(cuStreamDestroy(s2));
-    printf("streams/events ok\n");
+}
 
-    /* graphs: capture and explicit kernel nodes */
+/* Graphs: capture and explicit kernel nodes. */
+static void graphs_case(CUfunction f)
+{
     CUstream cs;
     CU(cuStreamCreate(&cs, 0));
     CU(cuStreamBeginCapture(cs, CU_STREAM_CAPTURE_MODE_GLOBAL));
     CUstreamCaptureStatus cst;
     CU(cuStreamIsCapturing(cs, &cst));
     CHECK(cst == CU_STREAM_CAPTURE_STATUS_ACTIVE);
-    t0 = st_ms();
     for (int i = 0; i < 3; i++)
         CU(cuLaunchKernel(f, 132, 1, 1, 1, 1, 1, 0, cs, NULL, NULL));
     CUgraph g;
@@ -146,7 +138,7 @@ int main(void)
     CU(cuGraphAddKernelNode(&n4, g, NULL, 0, &extra));
     CUgraphExec ge;
     CU(cuGraphInstantiate(&ge, g, 0));
-    t0 = st_ms();
+    double t0 = st_ms();
     CU(cuGraphLaunch(ge, cs));
     CU(cuStreamSynchronize(cs));
     CHECK(st_ms() - t0 >= 8.0);
@@ -157,11 +149,47 @@ int main(void)
     CU(cuGraphLaunch(ge, cs));
     CU(cuEventRecord(g1, cs));
     CU(cuEventSynchronize(g1));
+    float ms;
     CU(cuEventElapsedTime(&ms, g0, g1));
-    NEAR(ms, 8.0, 0.5); /* 4 one-wave nodes back to back */
+    SOFT_NEAR(ms, 8.0, 0.5); /* 4 one-wave nodes back to back */
     CU(cuGraphExecDestroy(ge));
     CU(cuGraphDestroy(g));
     CU(cuStreamDestroy(cs));
+}
+
+int main(void)
+{
+    st_setup();
+    setenv("CUDACAP_SIM_SMS", "132", 1);
+    st_ctx();
+    CUfunction f = st_func("spin_2000us");
+    CUfunction dummy;
+    CUmodule m;
+    CU(cuModuleLoadData(&m, "x"));
+    CHECK(cuModuleGetFunction(&dummy, m, "vectorAdd") == CUDA_ERROR_NOT_FOUND);
+    CHECK(cuModuleGetFunction(&dummy, m, "spin_12") == CUDA_ERROR_NOT_FOUND);
+    CU(cuModuleGetFunction(&dummy, m, "spin_0us"));
+
+    TRIES(returns_case, f);
+    RETRY_NEAR(launch_sync(f, 1320), 20.0, 2.0);
+
+    RETRY_NEAR(launch_sync(f, 132), 2.0, 1.5);
+    RETRY_NEAR(launch_sync(f, 133), 4.0, 1.5);
+    RETRY_NEAR(launch_sync(f, 264), 4.0, 1.5);
+    RETRY_NEAR(launch_sync(f, 1), 2.0, 1.5);
+    RETRY_NEAR(launch_sync(f, 132 * 5 + 1), 12.0, 1.5);
+    /* 3-D grid: 11*12*2 = 264 blocks = 2 waves */
+    CU(cuCtxSynchronize());
+    double t0 = st_ms();
+    CU(cuLaunchKernel(f, 11, 12, 2, 1, 1, 1, 0, NULL, NULL, NULL));
+    CU(cuCtxSynchronize());
+    CHECK(st_ms() - t0 >= 4.0);
+    printf("wave timing ok\n");
+
+    TRIES(events_case, f);
+    printf("streams/events ok\n");
+
+    TRIES(graphs_case, f);
     printf("graphs ok\n");
 
     /* 2: two processes x 50 one-wave 2 ms kernels serialize: ~200 ms. Less
