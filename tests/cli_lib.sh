@@ -30,6 +30,21 @@ expect() {
   out=$("$@" 2>&1); local rc=$?
   if [ "$rc" = "$want" ]; then ok "$desc (exit $rc)"; else fail "$desc: exit $rc, want $want: $out"; fi
 }
+# expect_until SECS TEXT DESC CMD...: as expect 0, CMD run again every
+# 0.1 s (up to SECS) until it exits 0 with TEXT in its output. For what a
+# live sampler publishes: beside a CI run its watcher thread was held up
+# past the CLI's staleness bound for a moment, and one read missed it
+# (2026-12-05). $out is the last output; has TEXT then judges it.
+expect_until() {
+  local secs=$1 text=$2 desc=$3 rc end; shift 3; end=$((SECONDS + secs))
+  while :; do
+    out=$("$@" 2>&1); rc=$?
+    [ "$rc" = 0 ] && case "$out" in *"$text"*) break ;; esac
+    [ $SECONDS -ge $end ] && break
+    sleep 0.1
+  done
+  if [ "$rc" = 0 ]; then ok "$desc (exit 0)"; else fail "$desc: exit $rc, want 0: $out"; fi
+}
 # has TEXT DESC: $out contains TEXT
 has() { case "$out" in *"$1"*) ok "$2" ;; *) fail "$2: no \"$1\" in: $out" ;; esac; }
 hasnt() { case "$out" in *"$1"*) fail "$2: \"$1\" in: $out" ;; *) ok "$2" ;; esac; }

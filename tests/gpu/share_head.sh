@@ -99,7 +99,7 @@ on counts && for m in graph eager; do
   grep -E "watcher|settled" "$st/log"; cat "$st/r"
 done
 echo "== [$(el) s] fw"
-on fw && { timeout -k 5 "${FW_S:-200}" env SECS=5 N=5 REPLAY=3 CAPS=30 tests/gpu/frameworks.sh $B "$O/f" > "$O/fw.txt" 2>&1
+on fw && { timeout -k 5 "${FW_S:-200}" env PARTS="${FW_PARTS:-rules capture compile jax triton eager deepq}" SECS=5 N=5 REPLAY=3 CAPS=30 tests/gpu/frameworks.sh $B "$O/f" > "$O/fw.txt" 2>&1
   grep -v "^$" "$O/fw.txt" | tail -40; }
 echo "== [$(el) s] matrix4"
 on matrix4 && { timeout -k 5 "${MX_S:-150}" env MATRIX="0:1:1024 30:4:1024 0:1:8192 30:4:8192" PARTS=matrix WARM=3 \
