@@ -40,7 +40,7 @@ extern int loaded_failures;    /* failed checks a loaded machine can fail */
 /* A check a starved machine fails now and then where the mechanism holds
  * (a hard share over its 2 s bound, the device under-busy: 1 run in 20
  * each beside a CI run, 2026-12-05). An attempt whose only failures are
- * these is run again (main), up to 3 in all; a failure in all 3 stands. A
+ * these is run again (main), up to 4 attempts in all; the last one's stands. A
  * control whose fault these checks catch fails them every attempt. */
 #define CHECK_LOADED(cond, ...)                                                \
     do {                                                                       \
