@@ -39,12 +39,12 @@ awk -v u="$pu" 'BEGIN { exit !(u != "" && u != "null" && u >= 0 && u <= 100) }' 
   && ok "owner's own utilization $pu" || fail "owner's utilization '$pu': $out"
 [ "$nw" -ge 3 ] && ok "device + 2 workers have a utilization ($nw)" || fail "only $nw utilizations: $out"
 case "$out" in *'"sampling_owner_host_pid":'[0-9]*) ok "owner host pid published" ;; *) fail "no owner host pid: $out" ;; esac
-expect_until 6 "cudacap_sampler_active{cudacap_container=\"s\",gpu=\"0\",UUID=\"GPU-5ac1ca00-0000-4000-8000-000000000000\",Hostname=\"testnode\"} 1" \
-  "metrics" $C metrics
-has "cudacap_sm_limit_ratio{cudacap_container=\"s\",gpu=\"0\",UUID=\"GPU-5ac1ca00-0000-4000-8000-000000000000\",Hostname=\"testnode\"} 0.4" "sm_limit metric (a ratio)"
-has "cudacap_sampler_active{cudacap_container=\"s\",gpu=\"0\",UUID=\"GPU-5ac1ca00-0000-4000-8000-000000000000\",Hostname=\"testnode\"} 1" "sampler metric (no pid as a value)"
+U='cudacap_container="s",gpu="0",UUID="GPU-5ac1ca00-0000-4000-8000-000000000000",Hostname="testnode"'
+expect_until 6 "cudacap_sampler_active{$U} 1" "metrics" $C metrics
+has "cudacap_sm_limit_ratio{$U} 0.4" "sm_limit metric (a ratio)"
+has "cudacap_sampler_active{$U} 1" "sampler metric (no pid as a value)"
 has "cudacap_sm_utilization_ratio{cudacap_container=\"s\"" "util metric"
-has "cudacap_process_sm_utilization_ratio{cudacap_container=\"s\",gpu=\"0\",UUID=\"GPU-5ac1ca00-0000-4000-8000-000000000000\",Hostname=\"testnode\",pid=\"$owner\"}" "per-process util metric"
+has "cudacap_process_sm_utilization_ratio{$U,pid=\"$owner\"}" "per-process util metric"
 expect_until 6 "[samples gpu0]" "table" $C status
 has "pid $owner" "owner in the table"
 has "/ 40.0%" "cap in the table"

@@ -123,14 +123,16 @@ int main(int argc, char **argv)
     snprintf(c[0].state, sizeof c[0].state, "%s/beside0", base);
     snprintf(c[1].state, sizeof c[1].state, "%s/beside1", base);
     c[0].nproc = 1;
-    /* A loaded machine only lowers a share: beside a CI run the cap-50
+    /* A loaded machine lowers a share: beside a CI run the cap-50
      * container once had 44.2 % with its worker's run-queue wait under the
-     * bar (2026-12-05). A run short of a lower bound alone is run again, up
-     * to 3 in all; a share over its cap, or too few queries, fails at once. */
+     * bar (2026-12-05). A run short of a lower bound is run again, up to 3
+     * in all; a share over its cap, or too few queries, fails at once (the
+     * cap-50 container read 55.2-57.6 % in 3 of 20 suite runs beside CI,
+     * 2026-12-05: an overshoot under load, not yet mended). */
     for (int t = 0; t < 3; t++) {
         run(argv[0], c, 2);
         int low = 0;
-        for (int j = 0; j < 2; j++) low += c[j].pct <= c[j].cap - 5 && c[j].pct < c[j].cap + 5;
+        for (int j = 0; j < 2; j++) low += c[j].pct <= c[j].cap - 5;
         if (!low) break;
         printf("beside, try %d: %.1f %% at cap 30, %.1f %% at cap 50: short of a share; again\n", t + 1,
                c[0].pct, c[1].pct);

@@ -335,7 +335,7 @@ double share_counted(const struct cont *c, uint64_t a, uint64_t b, int *n, int *
 }
 
 /* Fewer than half the windows counted: this attempt cannot judge the cap
- * (main runs another, up to 3, then reports a skip). */
+ * (main runs another, up to 4 in all, then reports a skip). */
 int short_of_windows;
 int loaded_failures;
 

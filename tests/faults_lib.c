@@ -82,6 +82,11 @@ static pid_t spawn(int id)
  * runnable without a core is added to it (a worker starting beside two
  * suites was not ready in 10 s once), up to six bounds in all. A worker
  * blocked (an open on a FIFO, a lock) is not runnable: no time is added. */
+static int past_bound(double el, int pid, double q0)
+{
+    return el > g_bound_s && (el - (runq_pid_s(pid) - q0) > g_bound_s || el > 6 * g_bound_s);
+}
+
 static int await(int id, int *p, int v, const char *what, const char *cname)
 {
     uint64_t t0 = now_ns();
@@ -95,7 +100,7 @@ static int await(int id, int *p, int v, const char *what, const char *cname)
             return -1;
         }
         double el = (double)(now_ns() - t0) / 1e9;
-        if (el > g_bound_s && (el - (runq_pid_s(g_kid[id]) - q0) > g_bound_s || el > 6 * g_bound_s)) {
+        if (past_bound(el, g_kid[id], q0)) {
             CHECK(0, "%s: worker %d hangs while %s (%.0f s, %.1f s of it runnable without a core)", cname, id,
                   what, el, runq_pid_s(g_kid[id]) - q0);
             return -1;
@@ -208,8 +213,7 @@ static void stop_all(const char *cname)
         uint64_t t0 = now_ns();
         double q0 = runq_pid_s(g_kid[i]), el = 0;
         int st = 0, done = 0;
-        while (!done && (el <= g_bound_s ||
-                         (el - (runq_pid_s(g_kid[i]) - q0) <= g_bound_s && el <= 6 * g_bound_s))) {
+        while (!done && !past_bound(el, g_kid[i], q0)) {
             done = waitpid(g_kid[i], &st, WNOHANG) == g_kid[i];
             if (!done) usleep(500);
             el = (double)(now_ns() - t0) / 1e9;
