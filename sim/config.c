@@ -66,6 +66,10 @@ static void load(void)
     g_cfg.ctx_create_ns = (uint64_t)(cc < 0 ? 0 : cc) * 1000000ull;
     long sd = env_long("CUDACAP_SIM_SLOWDOWN_PCT", 0);
     g_cfg.slowdown_pct = (uint32_t)(sd < 0 ? 0 : sd > 200 ? 200 : sd);
+    long ls = env_long("CUDACAP_SIM_LAUNCH_STALL_US", 0);
+    g_cfg.launch_stall_ns = (uint64_t)(ls < 0 ? 0 : ls > 100000 ? 100000 : ls) * 1000ull;
+    long le = env_long("CUDACAP_SIM_LAUNCH_STALL_EVERY", 1);
+    g_cfg.launch_stall_every = (uint32_t)(le < 1 ? 1 : le > 1000000 ? 1000000 : le);
     g_cfg.no_stream_device = env_long("CUDACAP_SIM_NO_STREAM_DEVICE", 0) == 1;
     g_cfg.no_concurrent_managed = env_long("CUDACAP_SIM_NO_CONCURRENT_MANAGED", 0) == 1;
 }

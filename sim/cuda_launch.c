@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static CUresult module_new(CUmodule *m)
 {
@@ -251,13 +252,31 @@ CUresult sim_launch_on(struct sim_func *f, unsigned gx, unsigned gy, unsigned gz
     return r;
 }
 
+/* CUDACAP_SIM_LAUNCH_STALL_US: the launching thread held up after its
+ * kernel was queued, as a loaded host preempts it between the driver's
+ * submission and the call's return; the kernel runs meanwhile. Counted per
+ * process (relaxed: only the period matters). */
+static void launch_stall(void)
+{
+    const struct sim_config *c = sim_config();
+    static uint32_t n;
+    if (!c->launch_stall_ns || __atomic_add_fetch(&n, 1, __ATOMIC_RELAXED) % c->launch_stall_every)
+        return;
+    struct timespec ts = {(time_t)(c->launch_stall_ns / 1000000000ull), (long)(c->launch_stall_ns % 1000000000ull)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, CUstream h, int ptsz)
 {
     CUresult r;
     struct sim_stream *st = sim_stream_get(h, ptsz, &r);
     if (!st)
         return r;
-    return sim_launch_on((struct sim_func *)f, gx, gy, gz, st);
+    r = sim_launch_on((struct sim_func *)f, gx, gy, gz, st);
+    if (r == CUDA_SUCCESS)
+        launch_stall();
+    return r;
 }
 
 #define LAUNCH_ARGS CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, \

@@ -68,6 +68,8 @@ struct sim_config {
     uint64_t nvml_lag_us;     /* CUDACAP_SIM_NVML_LAG_MS: a period's samples appear this long after it ends */
     uint64_t ctx_create_ns;   /* CUDACAP_SIM_CTX_CREATE_MS: primary context creation time */
     uint32_t slowdown_pct;    /* CUDACAP_SIM_SLOWDOWN_PCT: a kernel's extra time at a busy device */
+    uint64_t launch_stall_ns; /* CUDACAP_SIM_LAUNCH_STALL_US: a launch returns this long after its kernel is queued */
+    uint32_t launch_stall_every; /* CUDACAP_SIM_LAUNCH_STALL_EVERY: ... on every n-th launch of the process (1: each) */
     int no_stream_device;     /* CUDACAP_SIM_NO_STREAM_DEVICE=1: cuStreamGetDevice unsupported (a pre-12.8 driver) */
     int no_concurrent_managed;/* CUDACAP_SIM_NO_CONCURRENT_MANAGED=1: the devices lack concurrent managed access */
 };

@@ -87,6 +87,15 @@ cc_compute_control(compute_controller_up_at_once compute_controller.c CC_TEST_UP
 add_test(NAME compute.controller.start.control COMMAND compute_controller_up_at_once start)
 set_tests_properties(compute.controller.start.control PROPERTIES WILL_FAIL TRUE)
 
+# The same queue started by a process after a gap in the refills (an earlier
+# process of the container had waited on and exited): the run of throttled
+# refills starts over. Control: the run kept over the gap.
+add_test(NAME compute.controller.restart COMMAND compute_controller restart)
+cc_compute_control(compute_controller_run_kept compute_controller.c CC_TEST_RUN_KEPT
+                   ${CC_CTL}/controller.c)
+add_test(NAME compute.controller.restart.control COMMAND compute_controller_run_kept restart)
+set_tests_properties(compute.controller.restart.control PROPERTIES WILL_FAIL TRUE)
+
 cc_compute_test(compute_lock compute_lock.c)
 add_test(NAME compute.lock.exclusive COMMAND compute_lock exclusive)
 add_test(NAME compute.lock.fork COMMAND compute_lock fork)
@@ -518,3 +527,14 @@ foreach(m fifo dir)
   cc_preload_control_mode(compute.rejoin.${m}.control compute_rejoin ${m} cudacap_no_rejoin
                           CC_TEST_NO_COMPUTE_REJOIN "CUDACAP_SM_LIMIT=30")
 endforeach()
+
+# A launching thread preempted after its kernel was queued (simulator:
+# CUDACAP_SIM_LAUNCH_STALL_US) must not make the kernel look shorter: the
+# cost model's gap cut stops at the launch call when the call was slow.
+# Control: the gap taken to the launch's return (CC_TEST_GAP_TO_RETURN).
+cc_sim_client(compute_preempt compute_preempt.c)
+cc_add_preloaded_test(compute.cost.preempted compute_preempt)
+set_tests_properties(compute.cost.preempted PROPERTIES LABELS "compute;concurrency")
+set_property(TEST compute.cost.preempted APPEND PROPERTY ENVIRONMENT "CUDACAP_SIM_PROC_SAMPLE_MS=200")
+cc_preload_control(compute.cost.preempted.control compute_preempt cudacap_gap_to_return
+                   CC_TEST_GAP_TO_RETURN "CUDACAP_SIM_PROC_SAMPLE_MS=200")

@@ -319,6 +319,30 @@ static void idle_decay(void)
     CHECK(st.share == 40000000, "a share under nominal moved to %lld while idle", (long long)st.share);
 }
 
+/* A saturating queue from state st, the plant's samples lag refills behind
+ * (0 % before the queue's first): the share must stay within 5 % of
+ * nominal. The first refill comes after a gap in the refills (resumed):
+ * for a new line that changes nothing. */
+static void queue_after_pause(const char *what, cc_ctrl_state_t st, uint32_t cap, int64_t nominal, int lag)
+{
+    uint32_t seen[64] = {0}; /* the plant's utilization at each refill */
+    int64_t top = st.share;
+    for (int c = 0; c < 40; c++) {
+        seen[c] = plant(st.share, nominal, cap, 1.0, 1000);
+        cc_ctrl_input_t in = {.kind = CC_CTRL_AUTO, .cap_pm = cap, .sample_valid = 1,
+                              .user_pm = c >= lag ? seen[c - lag] : 0, .throttled = 1, .nominal = nominal,
+                              .resumed = c == 0};
+        in.sys_pm = in.user_pm;
+        cc_ctrl_output_t out;
+        st = cc_ctrl_step(st, &in, &out);
+        if (st.share > top) top = st.share;
+    }
+    printf("%s, samples %d refills behind: share at most %.1f ms a period (nominal %.1f)\n", what, lag,
+           top / 1e6, nominal / 1e6);
+    CHECK(top <= nominal + nominal / 20, "%s, lag %d: the share rose to %.1f ms on the pause's samples", what,
+          lag, top / 1e6);
+}
+
 /* A deep queue after a pause, alone on the device, its cost model right
  * (the plant at exactly cap x share / nominal): throttled from the first
  * refill on, and NVML's samples LAG refills behind, so the first ones
@@ -332,25 +356,7 @@ static void start(void)
 {
     const uint32_t cap = 300;
     const int64_t nominal = 30000000;
-    for (int lag = 1; lag <= 4; lag++) {
-        cc_ctrl_state_t st = cc_ctrl_initial(cap, nominal);
-        uint32_t seen[64] = {0}; /* the plant's utilization at each refill */
-        int64_t top = st.share;
-        for (int c = 0; c < 40; c++) {
-            seen[c] = plant(st.share, nominal, cap, 1.0, 1000);
-            cc_ctrl_input_t in = {.kind = CC_CTRL_AUTO, .cap_pm = cap, .sample_valid = 1,
-                                  .user_pm = c >= lag ? seen[c - lag] : 0, .throttled = 1,
-                                  .nominal = nominal};
-            in.sys_pm = in.user_pm;
-            cc_ctrl_output_t out;
-            st = cc_ctrl_step(st, &in, &out);
-            if (st.share > top) top = st.share;
-        }
-        printf("start, samples %d refills behind: share at most %.1f ms a period (nominal %.1f)\n", lag,
-               top / 1e6, nominal / 1e6);
-        CHECK(top <= nominal + nominal / 20, "lag %d: the share rose to %.1f ms on the pause's samples", lag,
-              top / 1e6);
-    }
+    for (int lag = 1; lag <= 4; lag++) queue_after_pause("start", cc_ctrl_initial(cap, nominal), cap, nominal, lag);
     /* The run needs the waits to be unbroken: a light load that waits every
      * other period, its samples low, never winds the share up. */
     cc_ctrl_state_t st = cc_ctrl_initial(cap, nominal);
@@ -374,6 +380,22 @@ static void start(void)
           CC_CTRL_UP_RUN + 3);
 }
 
+/* The same queue, started by a process of a container whose earlier
+ * process waited on through its last refills and exited: the line's run of
+ * throttled refills (in the region) is at its top, and the first refill
+ * comes after a gap (in.resumed). The run starts over: the share stays at
+ * nominal on the pause's samples, for a lag of 1 to 4 refills. Without it
+ * (compute.controller.restart.control: the run kept) the share rises on
+ * the first 0 % sample, every time. */
+static void restart(void)
+{
+    const uint32_t cap = 500;
+    const int64_t nominal = 50000000;
+    cc_ctrl_state_t st = cc_ctrl_initial(cap, nominal);
+    st.throttle_run = 255; /* the earlier process's run */
+    for (int lag = 1; lag <= 4; lag++) queue_after_pause("restart", st, cap, nominal, lag);
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "all";
@@ -383,5 +405,6 @@ int main(int argc, char **argv)
     if (!strcmp(which, "aimd") || !strcmp(which, "all")) aimd_mp();
     if (!strcmp(which, "contended") || !strcmp(which, "all")) contended();
     if (!strcmp(which, "start") || !strcmp(which, "all")) start();
+    if (!strcmp(which, "restart") || !strcmp(which, "all")) restart();
     CHECK_EXIT();
 }

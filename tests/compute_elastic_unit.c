@@ -302,7 +302,7 @@ static void slow_plant(int shared)
         if (o.contended) cs = cc_ctrl_shared(cs);
         int64_t nominal = period * es.up_pm / 1000;
         cs.share = cc_elastic_share(cs.share, nominal_prev, nominal, period * 300 / 1000, &o);
-        cc_ctrl_input_t ci = {CC_CTRL_AUTO, es.up_pm, pm, pm, !(o.hold || o.yield), 1, nominal, 0};
+        cc_ctrl_input_t ci = {CC_CTRL_AUTO, es.up_pm, pm, pm, !(o.hold || o.yield), 1, nominal, 0, 0};
         cc_ctrl_output_t co;
         cs = cc_ctrl_step(cs, &ci, &co);
         yields += o.yield;

@@ -18,12 +18,15 @@
 #include "runq.h"
 #include "spin_setup.h"
 
-static inline int saturate_worker(const char *out, uint64_t t0, uint64_t warm_ns, uint64_t run_ns)
+/* The same with kernels of the simulator's function `spin` (spin_<N>us),
+ * each kernel_s of device time, per_sync of them between synchronizes. */
+static inline int saturate_worker_with(const char *out, uint64_t t0, uint64_t warm_ns, uint64_t run_ns,
+                                       const char *spin, double kernel_s, int per_sync)
 {
     CUfunction fn;
     CUstream stream;
     int sms;
-    spin_setup("spin_1500us", &fn, &stream, &sms);
+    spin_setup(spin, &fn, &stream, &sms);
     if (check_failures) return 1;
     /* Set up after the window began (contexts made one at a time, on a
      * loaded machine: a worker ready past the whole window, 0 % at cap 30
@@ -34,17 +37,22 @@ static inline int saturate_worker(const char *out, uint64_t t0, uint64_t warm_ns
     double work = 0, q0 = -1;
     while (mp_now() < t0 + warm_ns + run_ns) {
         if (q0 < 0 && mp_now() >= t0 + warm_ns) q0 = runq_proc_s();
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < per_sync; i++)
             CHECK_CU(cuLaunchKernel(fn, (unsigned)sms, 1, 1, 32, 1, 1, 0, stream, NULL, NULL));
         CHECK_CU(cuStreamSynchronize(stream));
         if (check_failures) return 1;
         uint64_t now = mp_now();
-        if (now >= t0 + warm_ns && now < t0 + warm_ns + run_ns) work += 4 * 1.5e-3;
+        if (now >= t0 + warm_ns && now < t0 + warm_ns + run_ns) work += per_sync * kernel_s;
     }
     FILE *f = fopen(out, "w");
     if (!f) return 1;
     fprintf(f, "%.6f %.6f\n", work, late + (q0 < 0 ? 0 : runq_proc_s() - q0));
     return fclose(f) != 0;
+}
+
+static inline int saturate_worker(const char *out, uint64_t t0, uint64_t warm_ns, uint64_t run_ns)
+{
+    return saturate_worker_with(out, t0, warm_ns, run_ns, "spin_1500us", 1.5e-3, 4);
 }
 
 #endif

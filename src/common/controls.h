@@ -86,6 +86,7 @@
     /* compute: controller */                                                                                          \
     X(CC_TEST_FIRST_CONTROLLER, "cap/compute/controller.c", "compute.controller.noisy.control")                        \
     X(CC_TEST_IDLE_FROZEN, "cap/compute/controller.c", "compute.controller.idle.control")                              \
+    X(CC_TEST_RUN_KEPT, "cap/compute/controller.c", "compute.controller.restart.control")                            \
     X(CC_TEST_UP_AT_ONCE, "cap/compute/controller.c", "compute.controller.start.control")                               \
     X(CC_TEST_ONE_GAP_GRID, "cap/compute/nvml_clock.c", "compute.period.unit.control_one")                            \
     X(CC_TEST_NEWEST_GAPS_ONLY, "cap/compute/nvml_clock.c", "compute.period.unit.control_newest")                     \
@@ -94,6 +95,7 @@
       "compute.controller.contended.control compute.elastic.unit.straddle_control")                                    \
     /* compute: cost model and admission */                                                                            \
     X(CC_TEST_GAP_CHARGED, "cap/compute/cost.c", "unit.port.gap_control")                                              \
+    X(CC_TEST_GAP_TO_RETURN, "cap/compute/cost.c", "compute.cost.preempted.control")                                 \
     X(CC_TEST_NO_RELAXED, "cap/compute/cost.c", "compute.capture.invalidation.control")                                \
     X(CC_TEST_UNTIMED_FREE, "cap/compute/cost.c", "faults.loop.control.event_elapsed")                                 \
     X(CC_TEST_FREE_UNTIMED, "cap/compute/gate.c", "compute.deepq.long.control compute.deepq.short.control compute.deepq.new.control")              \

@@ -19,6 +19,10 @@ static int64_t first_auto(cc_ctrl_state_t *st, const cc_ctrl_input_t *in, cc_ctr
 #define idle_share(share, nominal) ((void)(nominal), (share))
 #endif
 
+#ifdef CC_TEST_RUN_KEPT /* compute.controller.restart.control: the run of throttled refills kept over a gap */
+#define run_after_gap(run, resumed) ((void)(resumed), (run))
+#endif
+
 #ifdef CC_TEST_UP_AT_ONCE /* compute.controller.start.control: share raised on the first throttled refill */
 #define up_allowed(st, in) ((void)(st), (in)->throttled)
 #endif

@@ -152,6 +152,19 @@ static inline int64_t CC_CONTROL_POINT(auto_law)(cc_ctrl_state_t *st, const cc_c
     return delta_law(st->share, in, st->up_limit_pm, gain, up_allowed(st, in));
 }
 
+/* The run of throttled refills after a gap in the refills: it starts over.
+ * The run lives in the container's region, and the gap means no process
+ * watched the line (all had exited, or were stopped): a run counted by an
+ * earlier process says nothing about a queue that starts now, whose first
+ * samples describe the pause before it. Kept, it let a restarted
+ * process's share rise on its first 0 % samples (a hard 50 wound to 53.7
+ * ms a period and ran 54.6 % beside a suite, compute.watcher.cheap,
+ * 2026-12-06). */
+static inline uint8_t CC_CONTROL_POINT(run_after_gap)(uint8_t run, int resumed)
+{
+    return resumed ? 0 : run;
+}
+
 cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
                              cc_ctrl_output_t *out)
 {
@@ -163,6 +176,7 @@ cc_ctrl_state_t cc_ctrl_step(cc_ctrl_state_t st, const cc_ctrl_input_t *in,
     st.excl_debounced = st.excl_debounced != 0;
     st.lost_excl_pending = st.lost_excl_pending != 0;
     /* Every refill, whatever the sample: the run is of refills. */
+    st.throttle_run = run_after_gap(st.throttle_run, in->resumed);
     st.throttle_run = !in->throttled ? 0 : st.throttle_run < 255 ? (uint8_t)(st.throttle_run + 1) : 255;
     st.up_limit_pm = in->cap_pm;
     if (in->nominal <= 0) return st;

@@ -33,6 +33,7 @@ typedef struct cc_ctrl_input {
     int throttled;     /* some consumer waited since the last refill */
     int64_t nominal;   /* cap x period, ns */
     int quiet;         /* the watcher skipped sampling: nothing launched (watcher.c, idle) */
+    int resumed;       /* no refill for CC_CTRL_RESUME_PERIODS or more before this one */
 } cc_ctrl_input_t;
 
 typedef struct cc_ctrl_output {
@@ -53,6 +54,7 @@ typedef struct cc_ctrl_output {
 #define CC_CTRL_EXCL_ENTER 30      /* samples without others to count as alone */
 #define CC_CTRL_EXCL_LEAVE 2       /* samples with others to count as shared */
 #define CC_CTRL_UP_RUN 5           /* throttled refills in a row before share may rise */
+#define CC_CTRL_RESUME_PERIODS 3   /* refills missed: nobody watched the line (cc_ctrl_step) */
 
 /* The state a freshly claimed device starts from. */
 cc_ctrl_state_t cc_ctrl_initial(uint32_t cap_pm, int64_t nominal);

@@ -65,7 +65,7 @@ static int64_t nominal_of(const struct cc_compute_device *d, uint32_t target_pm)
 }
 
 void cc_watch_refill(struct cc_compute_device *d, const struct cc_compute_view *v, uint64_t now,
-                     cc_controller_t kind, int quiet)
+                     cc_controller_t kind, int quiet, uint64_t since)
 {
     cc_compute_dev_t *line = v->line;
     cc_refill_begin(line);
@@ -91,7 +91,8 @@ void cc_watch_refill(struct cc_compute_device *d, const struct cc_compute_view *
         st.share = (int64_t)((double)st.share * to / st.up_limit_pm);
         st.up_limit_pm = to;
     }
-    cc_ctrl_input_t in = {.kind = kind, .cap_pm = d->cap_pm, .nominal = d->nominal, .quiet = quiet};
+    cc_ctrl_input_t in = {.kind = kind, .cap_pm = d->cap_pm, .nominal = d->nominal, .quiet = quiet,
+                          .resumed = since >= CC_CTRL_RESUME_PERIODS * CC_PERIOD_NS};
     uint64_t at;
     int have = cc_sample_read(line, &in.user_pm, &in.sys_pm, &at);
     uint32_t stamp = (uint32_t)(at >> 10);

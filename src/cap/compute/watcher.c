@@ -80,12 +80,13 @@ static void cycle(struct cc_compute_device *d)
             cc_sample_publish(line, u, s, now, 0);
     }
     uint64_t thr = cc_refill_threshold(line, owner || nolock, CC_PERIOD_NS);
-    if (cc_refill_try(line, now, thr, NULL)) {
+    uint64_t since = 0;
+    if (cc_refill_try(line, now, thr, &since)) {
         /* Quiet: the controller's idle bypass without a sample (the bucket
          * back to one period, so the first kernels after idleness cannot
          * burst on a bucket that accrual filled to capacity; the share
          * back toward nominal: controller.c). */
-        cc_watch_refill(d, v, now, cc_cfg.controller, quiet);
+        cc_watch_refill(d, v, now, cc_cfg.controller, quiet, since);
     }
 }
 
