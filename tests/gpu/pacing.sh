@@ -14,7 +14,7 @@
 # Prints tables; docs/validation.md judges the figures.
 set -u
 B=${1:-build}; O=${2:-/tmp/pacing}; mkdir -p "$O"
-LIB=$(cd "$B" && pwd)/lib/libcudacap.so; D=$(cd "$(dirname "$0")" && pwd)
+LIB=${LIB:-$(cd "$B" && pwd)/lib/libcudacap.so}; D=$(cd "$(dirname "$0")" && pwd)
 SECS=${SECS:-4}; CAPS=${CAPS:-20 30 50 70 90}
 export PYTHONUNBUFFERED=1
 trap 'pkill -9 -f step_latency.py 2>/dev/null' EXIT
