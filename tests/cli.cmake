@@ -179,10 +179,13 @@ set_tests_properties(deploy.image deploy.image.negative_control PROPERTIES
                      RESOURCE_LOCK deploy_image_storage TIMEOUT 900 LABELS image)
 set_tests_properties(deploy.image.negative_control PROPERTIES WILL_FAIL TRUE DEPENDS deploy.image)
 # README's two commands in a fresh Debian 12 root holding only README's
-# packages, under podman and runc (label image: about 5 minutes). Its .debs
-# come from the cache deploy.image fills (the lock keeps them apart).
+# packages, under podman and runc (label image: about 5 minutes). Its root
+# is deploy.image's build-stage root when that test made it (the same
+# packages), else its own debootstrap from the .debs deploy.image cached
+# (the lock keeps them apart; DEPENDS runs deploy.image first).
 cc_cli_test(readme.fresh readme_fresh.sh)
 set_property(TEST readme.fresh APPEND PROPERTY ENVIRONMENT
-             "DEBS=${CMAKE_BINARY_DIR}/deploy-image-cache/debs")
+             "DEBS=${CMAKE_BINARY_DIR}/deploy-image-cache/debs"
+             "DEPLOY_IMAGE_CACHE=${CMAKE_BINARY_DIR}/deploy-image-cache")
 set_tests_properties(readme.fresh PROPERTIES RESOURCE_LOCK deploy_image_storage TIMEOUT 1200
-                     LABELS image SKIP_RETURN_CODE 77)
+                     LABELS image SKIP_RETURN_CODE 77 DEPENDS deploy.image)

@@ -66,6 +66,15 @@ need_py() {
   echo "FAIL: no python3 with $1 (Debian packages $2) and CUDACAP_REQUIRE_TOOLS=1" >&2; exit 1
 }
 
+# readme_packages: the packages of README.md's "On Debian: `apt-get install
+# ...`" line, comma-separated (debootstrap's --include), for the fresh root
+# README's commands run in (readme_fresh.sh) and the node image's build
+# stage, which is that same root (deploy_image.sh).
+readme_packages() {
+  tr '\n' ' ' < "$(dirname "${BASH_SOURCE[0]}")/../README.md" |
+    sed -n 's/.*On Debian: `apt-get install \([^`]*\)`.*/\1/p' | tr -s ' ' ',' | sed 's/,$//'
+}
+
 # wait_for FILE [SECONDS]: until FILE exists.
 wait_for() {
   local i; for ((i = 0; i < ${2:-10} * 20; i++)); do [ -e "$1" ] && return 0; sleep 0.05; done

@@ -12,6 +12,8 @@
 # By hand, as root from the repository root:
 #   tests/readme_fresh.sh [WORK_DIR]     (WORK_DIR: /tmp/readme-fresh)
 #   MIRROR=http://deb.debian.org/debian DEBS=a .deb cache folder to reuse
+#   DEPLOY_IMAGE_CACHE=deploy.image's cache: its build-stage root, made from
+#   the same packages, is taken instead of a new debootstrap
 set -u
 # cli_lib.sh for need_tool; by hand its scratch folder is /tmp/readme-fresh.
 : "${CLI_TEST_TMP:=/tmp/readme-fresh}" "${CUDACAP:=cudacap}"
@@ -22,15 +24,24 @@ need_tool podman podman && need_tool runc runc && need_tool debootstrap debootst
   { echo "skip: no podman/runc/debootstrap/git"; exit 77; }
 git rev-parse --verify -q HEAD > /dev/null || { echo "skip: not a git checkout"; exit 77; }
 W=${1:-$CLI_TEST_TMP}; R=$(pwd)
-pkgs=$(tr '\n' ' ' < README.md | sed -n 's/.*On Debian: `apt-get install \([^`]*\)`.*/\1/p' | tr -s ' ' ',' | sed 's/,$//')
+pkgs=$(readme_packages)
 [ -n "$pkgs" ] || { echo "FAIL: no apt-get install line in README.md"; exit 1; }
 echo "== README's packages: $pkgs"
 rm -rf "$W/root" "$W/src" && mkdir -p "$W/src" "${DEBS:=$W/debs}"
-t=$SECONDS
-debootstrap --variant=minbase --cache-dir="$DEBS" --include="$pkgs" bookworm "$W/root" \
-  "${MIRROR:-http://deb.debian.org/debian}" > "$W/debootstrap.log" 2>&1 || { tail -5 "$W/debootstrap.log"; exit 1; }
-echo "== debootstrap: $((SECONDS - t)) s"
-tar -C "$W/root" -cf "$W/root.tar" . && rm -rf "$W/root"
+MIRROR=${MIRROR:-http://deb.debian.org/debian}
+# deploy.image's build-stage root is this root (the same debootstrap of the
+# same packages, its stamp says so): taken when it is there.
+base=${DEPLOY_IMAGE_CACHE:-/nonexistent}/build-base.tar
+if [ "$(cat "$base.stamp" 2>/dev/null)" = "bookworm minbase $pkgs $MIRROR" ]; then
+  cp "$base" "$W/root.tar" || exit 1
+  echo "== the root: deploy.image's build-stage root ($base)"
+else
+  t=$SECONDS
+  debootstrap --variant=minbase --cache-dir="$DEBS" --include="$pkgs" bookworm "$W/root" \
+    "$MIRROR" > "$W/debootstrap.log" 2>&1 || { tail -5 "$W/debootstrap.log"; exit 1; }
+  echo "== debootstrap: $((SECONDS - t)) s"
+  tar -C "$W/root" -cf "$W/root.tar" . && rm -rf "$W/root"
+fi
 git -C "$R" archive HEAD | tar -x -C "$W/src"
 P=(podman --root "$W/storage" --runroot "/tmp/cc-pod-fresh-$$" --storage-driver overlay --runtime runc
    --cgroup-manager cgroupfs --events-backend none)
