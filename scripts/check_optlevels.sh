@@ -4,10 +4,11 @@
 # this gcc at -O2/-O3 accepted (podres_pb.c), and this gcc at -O1 shows the
 # same warning. So every source of the library, the CLI and the simulator is
 # compiled (not linked) at each level with the project's flags, -Werror.
-#   scripts/check_optlevels.sh [levels...]   (default: -O1 -O2 -O3 -Os -Og)
+#   scripts/check_optlevels.sh [levels...]   (default: -O1 -O3 -Os -Og; -O2 is
+#   the level every build of the project compiles at, RelWithDebInfo, -Werror)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-levels=("$@"); [ ${#levels[@]} -gt 0 ] || levels=(-O1 -O2 -O3 -Os -Og)
+levels=("$@"); [ ${#levels[@]} -gt 0 ] || levels=(-O1 -O3 -Os -Og)
 out=$(mktemp -d); trap 'rm -rf "$out"' EXIT
 # CUDA_ENABLE_DEPRECATED: as src/CMakeLists.txt (the deprecated launches are hooked).
 # cuda.h: ours (include/cuda_decls, the build's default), or the folder in
