@@ -23,7 +23,7 @@ function(cc_cli_variant target)
   target_link_libraries(${target} PRIVATE cudacap_core dl)
   target_compile_definitions(${target} PRIVATE ${ARGN})
   set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CUDACAP_TEST_DIR})
-  add_dependencies(cudacap_demo_worker ${target})
+  cc_control_dep(cudacap_demo_worker ${target})
   cc_write_sources(${CMAKE_CURRENT_BINARY_DIR}/control_sources/cli/${target}.txt ${ARGN} ${own})
 endfunction()
 cc_cli_variant(cudacap_countdead CLI_TEST_COUNT_DEAD)       # dead slots' bytes counted

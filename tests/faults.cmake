@@ -37,7 +37,7 @@ unset(EXTRA_ENV)
 # container's cap; a forged device key splits the container). Each case
 # fails every time without its fix: nothing there depends on timing.
 cc_memory_control_lib(cudacap_faults_control "CC_ML_TEST_NO_REJOIN;CC_ML_TEST_NO_REKEY")
-add_dependencies(faults_lib cudacap_faults_control)
+cc_control_dep(faults_lib cudacap_faults_control)
 cc_fault_control_preload(ctl_pre cudacap_faults_control)
 set(EXTRA_ENV FAULTS_RECOVER_S=1)
 foreach(c rejoin rekey)
@@ -64,7 +64,7 @@ cc_fault_test(faults.loop "${CUDACAP_PRELOAD}" 600 fault_loop ${CMAKE_BINARY_DIR
 # fails every time without its fix: the device runs at 95-100 % instead of
 # 30 %, the two contexts' 32 MiB pass the cap. Nothing there depends on timing.
 cc_memory_control_lib(cudacap_faultloop_control "CC_TEST_UNTIMED_FREE;CC_TEST_CTX_UNCHARGED")
-add_dependencies(fault_loop cudacap_faultloop_control)
+cc_control_dep(fault_loop cudacap_faultloop_control)
 cc_fault_control_preload(ctl_pre cudacap_faultloop_control)
 foreach(p event_elapsed nvml_procs)
   cc_fault_test(faults.loop.control.${p} "${ctl_pre}" 120 fault_loop
