@@ -16,12 +16,22 @@
  *            symbolic link, a directory, a file of another user: the
  *            process runs on a private ledger (per-process cap), nothing
  *            blocks and the other file is not touched (item 8).
+ *   wrap     a live holder A (60 of 100 MiB) whose slot's count is forged
+ *            to 2^64 - 1, then A reserves 2 MiB and B at once grabs what it
+ *            can: B gets at most the 38 MiB left (A's add saturates; a
+ *            wrapped add left A's slot reading 2 MiB - 1, and B took 90 MiB
+ *            until A's keeper repaired it: faults_lib's "a live slot's count
+ *            = 2^64 - 1", 274 MiB of a 256 + 16 bound once in 7 suite runs,
+ *            2026-12-06). WRAP_ROUNDS rounds, each timed inside one keeper
+ *            period of 100 ms.
  * Negative controls (tests/memory.cmake, WILL_FAIL): slots with
  * -DCC_ML_TEST_TRUST_HW (the sum below slots_hw, free slots counted, no
  * per-slot clamp): B is given 100 MiB beside A's 60; rebuild with
  * -DCC_ML_TEST_NO_REPUBLISH: B is given 4 GiB beside A's 3840 MiB; sigbus
  * with -DCC_TEST_NO_SIGBUS_GUARD: A and B die of SIGBUS; files with
- * -DCC_TEST_NO_FILE_CHECKS: the hard-linked file is rewritten. Each was run
+ * -DCC_TEST_NO_FILE_CHECKS: the hard-linked file is rewritten; wrap with
+ * -DCC_ML_TEST_WRAP_ADD (the add wraps): B is given 90 MiB in most rounds,
+ * and the test fails if any round passes the cap. Each was run
  * and fails as stated, every time (the outcome does not depend on timing:
  * each step waits for the previous one). */
 #include <errno.h>
@@ -92,6 +102,15 @@ static uint64_t grab(int h, uint64_t chunk, uint64_t cap, uint64_t limit)
     return got;
 }
 
+/* In a fork child: attached, holding `bytes` of a cap of `cap` (exit 2 if refused). */
+static int holder(uint64_t cap, uint64_t bytes)
+{
+    cc_ml_attach(g_dir);
+    int h = cc_ml_device(g_dir, UUID, cap);
+    if (cc_ml_reserve(h, bytes, cap) != 0) _exit(2);
+    return h;
+}
+
 /* ---- slots --------------------------------------------------------------- */
 
 static int slots(void)
@@ -99,9 +118,7 @@ static int slots(void)
     const uint64_t cap = 100 * MIB;
     pid_t a = fork();
     if (a == 0) {
-        cc_ml_attach(g_dir);
-        int h = cc_ml_device(g_dir, UUID, cap);
-        if (cc_ml_reserve(h, 60 * MIB, cap) != 0) _exit(2);
+        holder(cap, 60 * MIB);
         set(&S->ready[0], 1);
         wait_for(&S->step, 2);
         _exit(0);
@@ -146,6 +163,65 @@ static int slots(void)
     set(&S->step, 3);
     status_ok(b, "B (slots)");
     munmap(r, CC_MEM_FILE_SIZE);
+    return check_failures;
+}
+
+/* ---- wrap ---------------------------------------------------------------- */
+
+#define WRAP_ROUNDS 20
+
+static int wrap(void)
+{
+    const uint64_t cap = 100 * MIB;
+    pid_t a = fork();
+    if (a == 0) {
+        int h = holder(cap, 60 * MIB);
+        cc_mem_region_t *r = map_file();
+        int mine = -1;
+        for (int i = 0; r && i < CC_MEM_SLOTS && mine < 0; i++)
+            if (__atomic_load_n(&r->proc[i].owner, __ATOMIC_SEQ_CST) &&
+                __atomic_load_n(&r->used[0][i], __ATOMIC_SEQ_CST) == 60 * MIB)
+                mine = i;
+        if (mine < 0) _exit(3);
+        set(&S->ready[0], 1);
+        int bad = 0;
+        for (int k = 1; k <= WRAP_ROUNDS; k++) {
+            wait_for(&S->ready[1], k); /* B attached, or done with the last round */
+            __atomic_store_n(&r->used[0][mine], UINT64_MAX, __ATOMIC_SEQ_CST);
+            /* Granted: a saturated count of our own is repaired, then the reserve tried again. */
+            int rc = cc_ml_reserve(h, 2 * MIB, cap);
+            if (rc != 0) fprintf(stderr, "wrap: A's reserve of 2 MiB refused in round %d\n", k), bad = 1;
+            set(&S->step, k);
+            wait_for(&S->result[1], k);
+            if (rc == 0) cc_ml_release(h, 2 * MIB);
+        }
+        _exit(bad ? 4 : 0);
+    }
+    wait_for(&S->ready[0], 1);
+    pid_t b = fork();
+    if (b == 0) {
+        cc_ml_attach(g_dir);
+        int h = cc_ml_device(g_dir, UUID, cap);
+        uint64_t worst = 0;
+        int over = 0;
+        for (int k = 1; k <= WRAP_ROUNDS; k++) {
+            set(&S->ready[1], k);
+            while (__atomic_load_n(&S->step, __ATOMIC_ACQUIRE) < k) { /* spin: inside A's keeper period */
+            }
+            uint64_t got = grab(h, 2 * MIB, cap, 200 * MIB);
+            cc_ml_release(h, got);
+            if (got > worst) worst = got;
+            over += got > 38 * MIB;
+            set(&S->result[1], k);
+        }
+        printf("wrap: A's count forged to 2^64 - 1, then A +2 MiB: B got at most %llu MiB beside A's 62 "
+               "(cap 100), over the cap in %d of %d rounds\n",
+               (unsigned long long)(worst / MIB), over, WRAP_ROUNDS);
+        _exit(over ? 1 : 0);
+    }
+    int ok = status_ok(b, "B (wrap)");
+    CHECK(ok, "B was given more than the 38 MiB left beside A's 62 MiB (cap 100)");
+    status_ok(a, "A (wrap: its own reserve refused, or its slot not found)");
     return check_failures;
 }
 
@@ -366,6 +442,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "rebuild")) rebuild();
     else if (!strcmp(mode, "sigbus")) sigbus();
     else if (!strcmp(mode, "files")) files(base);
+    else if (!strcmp(mode, "wrap")) wrap();
     else return 2;
     CHECK_EXIT();
 }

@@ -307,7 +307,7 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DI
 # that removes the mechanism (tests/mem_state_faults.c says what each does).
 cc_ledger_test(mem_state_faults mem_state_faults.c)
 target_link_libraries(mem_state_faults PRIVATE cudacap_core)
-foreach(m slots rebuild sigbus files)
+foreach(m slots rebuild sigbus files wrap)
   add_test(NAME mem.state.${m} COMMAND mem_state_faults ${m} ${CMAKE_BINARY_DIR}/state/mem.state.${m})
 endforeach()
 function(cc_state_control mode define)
@@ -320,9 +320,10 @@ cc_state_control(slots CC_ML_TEST_TRUST_HW)
 cc_state_control(rebuild CC_ML_TEST_NO_REPUBLISH)
 cc_state_control(sigbus CC_TEST_NO_SIGBUS_GUARD)
 cc_state_control(files CC_TEST_NO_FILE_CHECKS)
-set_tests_properties(mem.state.slots mem.state.rebuild mem.state.sigbus mem.state.files
+cc_state_control(wrap CC_ML_TEST_WRAP_ADD)
+set_tests_properties(mem.state.slots mem.state.rebuild mem.state.sigbus mem.state.files mem.state.wrap
   mem.state.slots.control mem.state.rebuild.control mem.state.sigbus.control
-  mem.state.files.control PROPERTIES TIMEOUT 60 LABELS concurrency)
+  mem.state.files.control mem.state.wrap.control PROPERTIES TIMEOUT 60 LABELS concurrency)
 
 # Context admission (tests/mem_ctx.c); controls: one library, the mechanism
 # chosen at run time by CC_TEST_CTX_CONTROL.

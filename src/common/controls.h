@@ -51,6 +51,7 @@
     X(CC_TEST_OVER_DEVICE, "hook/memory_over.c", "mem.over.fill.control")                                              \
     X(CC_TEST_OVER_NO_CHECKS, "cap/mem/over.c", "mem.over.safety.control")                                             \
     X(CC_ML_TEST_TRUST_HW, "cap/mem/ledger_reserve.c cap/mem/ledger_internal.h", "mem.state.slots.control")                                        \
+    X(CC_ML_TEST_WRAP_ADD, "cap/mem/ledger_reserve.c", "mem.state.wrap.control")                                                                   \
     /* configuration */                                                                                                \
     X(CC_TEST_NO_SEED_NAMES, "common/options.c", "config.seed.control mem.over.seed.control")                                                \
     X(CC_TEST_STRICT_OPEN, "hook/init.c", "config.strict.control")                                                     \

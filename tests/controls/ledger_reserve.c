@@ -12,5 +12,8 @@
     ((void)(clampv), sat_add(__atomic_load_n(&(r)->used[d][i], __ATOMIC_SEQ_CST),                                      \
                              __atomic_load_n(&(r)->overhead[d][i], __ATOMIC_SEQ_CST)))
 #endif
+#ifdef CC_ML_TEST_WRAP_ADD /* mem.state.wrap.control: a shared count's add wraps past 2^64 - 1 */
+#define count_add(p, bytes) ((void)__atomic_add_fetch(p, bytes, __ATOMIC_SEQ_CST))
+#endif
 
 #include "cap/mem/ledger_reserve.c"

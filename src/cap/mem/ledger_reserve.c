@@ -31,7 +31,11 @@
  * not those below slots_hw: one corrupted hw word must not hide live slots.
  * Each other slot counts at most cap + 1 (one corrupted count costs at
  * most the cap, and a slot past the cap refuses everything anyway), and our
- * own slot counts at least our private mirror of it (ledger_rebuild.c). */
+ * own slot counts at least our private mirror of it (ledger_rebuild.c).
+ * The proof needs a slot never to go down on an add: an add saturates at
+ * 2^64 - 1 (count_add), so a forged count near 2^64 cannot wrap to a few
+ * bytes that every other process would read as a nearly empty slot until
+ * the keeper repaired it (tests/mem_state_faults.c, "wrap"). */
 #include "cap/memledger.h"
 
 #include <pthread.h>
@@ -142,6 +146,16 @@ static uint64_t sum_host(const struct ledger *l, const struct bind *b, int d, in
 
 #define RESERVE_TRIES 8
 
+/* A shared count of ours grows by bytes, at most to 2^64 - 1 (see the top).
+ * Cost: a load and one seq_cst CAS without contention, as a fetch_add; our
+ * slot's cells are written by this process alone but for the repairs. */
+static inline void CC_CONTROL_POINT(count_add)(uint64_t *p, uint64_t bytes)
+{
+    uint64_t v = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(p, &v, sat_add(v, bytes), 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+    }
+}
+
 static void sub_clamped(uint64_t *p, uint64_t bytes)
 {
     /* Never below zero, whatever the file holds: CAS loop, clamped. */
@@ -172,12 +186,12 @@ static inline __attribute__((always_inline)) int reserve_in(int h, uint64_t byte
     int swept = 0, checked = 0;
     for (int t = 0;; t++) {
         __atomic_add_fetch(mir, bytes, __ATOMIC_SEQ_CST);           /* mirror first */
-        __atomic_add_fetch(mine, bytes, __ATOMIC_SEQ_CST);          /* (1) */
+        count_add(mine, bytes);                                     /* (1) */
         if (!cap) return 0;
         uint64_t total = dim == DIM_HOST ? sum_host(l, b, d, slot, cap)
                                          : sum_dev(l, b, d, slot); /* (2) */
         if (total <= cap) return 0;                                /* (3) commit */
-        __atomic_sub_fetch(mine, bytes, __ATOMIC_SEQ_CST);          /* take back */
+        sub_clamped(mine, bytes);                                   /* take back */
         __atomic_sub_fetch(mir, bytes, __ATOMIC_SEQ_CST);
         if (bytes > cap || t + 1 >= RESERVE_TRIES) return -1;
         uint64_t others = total - bytes; /* includes our own earlier bytes */
@@ -187,12 +201,15 @@ static inline __attribute__((always_inline)) int reserve_in(int h, uint64_t byte
         }
         if (!checked && l == &ml.sh) { /* our own slot may be wrong (repaired) */
             checked = 1;
+            uint64_t was = __atomic_load_n(mine, __ATOMIC_SEQ_CST);
             pthread_mutex_lock(&ml.mu);
             ml_check_locked(0);
             pthread_mutex_unlock(&ml.mu);
             l = ledger_of(h, &d, &slot);
             if (!l) return -1;
             mine = cell_of(l, d, slot, dim);
+            /* Repaired (a forged count of ours, a new slot): `others` is stale. */
+            if (__atomic_load_n(mine, __ATOMIC_SEQ_CST) != was) continue;
         }
         if (others > cap - bytes) return -1; /* no room even without contention */
         /* Only concurrent attempts were in the way: let them finish. */
@@ -297,7 +314,7 @@ void cc_ml_charge(int h, uint64_t bytes)
     struct ledger *l = ledger_of(h, &d, &slot);
     if (!l) return;
     __atomic_add_fetch(&ml.binds[h].m_used, bytes, __ATOMIC_SEQ_CST);
-    __atomic_add_fetch(&l->r->used[d][slot], bytes, __ATOMIC_SEQ_CST);
+    count_add(&l->r->used[d][slot], bytes);
 }
 
 void cc_ml_release(int h, uint64_t bytes)
