@@ -24,6 +24,13 @@
  *            = 2^64 - 1", 274 MiB of a 256 + 16 bound once in 7 suite runs,
  *            2026-12-06). WRAP_ROUNDS rounds, each timed inside one keeper
  *            period of 100 ms.
+ *   relink   memory.region, a file of ours that is not a region, is open in
+ *            a process waiting for its init lock (the test holds it); then
+ *            the file gets a second name outside the folder and loses its
+ *            name in the folder, and the lock is released: the process
+ *            builds a new memory.region and the file outside keeps its
+ *            content (before, it was rebuilt into a 1 MiB region: faults.lib,
+ *            "during: hard link in place of memory.region", 2026-12-06).
  * Negative controls (tests/memory.cmake, WILL_FAIL): slots with
  * -DCC_ML_TEST_TRUST_HW (the sum below slots_hw, free slots counted, no
  * per-slot clamp): B is given 100 MiB beside A's 60; rebuild with
@@ -31,9 +38,12 @@
  * with -DCC_TEST_NO_SIGBUS_GUARD: A and B die of SIGBUS; files with
  * -DCC_TEST_NO_FILE_CHECKS: the hard-linked file is rewritten; wrap with
  * -DCC_ML_TEST_WRAP_ADD (the add wraps): B is given 90 MiB in most rounds,
- * and the test fails if any round passes the cap. Each was run
+ * and the test fails if any round passes the cap; relink with
+ * -DCC_TEST_NO_PATH_RECHECK (the file held not checked against the path
+ * after the lock): the file outside is rebuilt. Each was run
  * and fails as stated, every time (the outcome does not depend on timing:
  * each step waits for the previous one). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -222,6 +232,63 @@ static int wrap(void)
     int ok = status_ok(b, "B (wrap)");
     CHECK(ok, "B was given more than the 38 MiB left beside A's 62 MiB (cap 100)");
     status_ok(a, "A (wrap: its own reserve refused, or its slot not found)");
+    return check_failures;
+}
+
+/* ---- relink --------------------------------------------------------------- */
+
+/* Whether process p has the file of inode ino open. */
+static int holds_open(pid_t p, ino_t ino)
+{
+    char d[64];
+    snprintf(d, sizeof d, "/proc/%d/fd", (int)p);
+    DIR *dir = opendir(d);
+    if (!dir) return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(dir))) {
+        char f[400];
+        struct stat st;
+        snprintf(f, sizeof f, "%s/%s", d, e->d_name);
+        found = e->d_name[0] != '.' && stat(f, &st) == 0 && st.st_ino == ino;
+    }
+    closedir(dir);
+    return found;
+}
+
+static int relink(const char *base)
+{
+    static const char text[] = "a file outside the state folder\n";
+    char outside[1000];
+    snprintf(outside, sizeof outside, "%s/outside", base);
+    int fd = open(g_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    struct stat st;
+    CHECK(fd >= 0 && write(fd, text, sizeof text - 1) == (ssize_t)(sizeof text - 1) &&
+              fcntl(fd, F_SETLK, &fl) == 0 && fstat(fd, &st) == 0,
+          "cannot make %s and hold its init lock", g_path);
+    if (check_failures) return 1;
+    pid_t p = fork();
+    if (p == 0) _exit(cc_ml_attach(g_dir) ? 0 : 1); /* 0: in a shared region */
+    uint64_t t0 = now_ns();
+    while (!holds_open(p, st.st_ino) && now_ns() - t0 < 10000000000ull) usleep(1000);
+    CHECK(holds_open(p, st.st_ino), "the process never opened %s", g_path);
+    usleep(100000); /* past its open's checks, polling for the lock */
+    CHECK(link(g_path, outside) == 0 && unlink(g_path) == 0, "cannot move %s out", g_path);
+    close(fd); /* the lock goes */
+    int shared = status_ok(p, "the attaching process (0: attached to a shared region)");
+    char buf[2 * sizeof text];
+    int o = open(outside, O_RDONLY);
+    ssize_t n = o >= 0 ? read(o, buf, sizeof buf) : -1;
+    struct stat os = {0};
+    CHECK(o >= 0 && fstat(o, &os) == 0 && os.st_size == (off_t)(sizeof text - 1) &&
+              n == (ssize_t)(sizeof text - 1) && !memcmp(buf, text, sizeof text - 1),
+          "the file moved out of the folder was written: %lld bytes now", (long long)os.st_size);
+    if (o >= 0) close(o);
+    struct stat now;
+    CHECK(lstat(g_path, &now) == 0 && now.st_size == CC_MEM_FILE_SIZE, "no new %s built", g_path);
+    printf("relink: the file moved out holds %lld bytes (it held %zu); the process %s a new "
+           "memory.region\n", (long long)os.st_size, sizeof text - 1, shared ? "shares" : "does not share");
     return check_failures;
 }
 
@@ -443,6 +510,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "sigbus")) sigbus();
     else if (!strcmp(mode, "files")) files(base);
     else if (!strcmp(mode, "wrap")) wrap();
+    else if (!strcmp(mode, "relink")) relink(base);
     else return 2;
     CHECK_EXIT();
 }

@@ -307,7 +307,7 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_SOURCE_DI
 # that removes the mechanism (tests/mem_state_faults.c says what each does).
 cc_ledger_test(mem_state_faults mem_state_faults.c)
 target_link_libraries(mem_state_faults PRIVATE cudacap_core)
-foreach(m slots rebuild sigbus files wrap)
+foreach(m slots rebuild sigbus files wrap relink)
   add_test(NAME mem.state.${m} COMMAND mem_state_faults ${m} ${CMAKE_BINARY_DIR}/state/mem.state.${m})
 endforeach()
 function(cc_state_control mode define)
@@ -321,9 +321,11 @@ cc_state_control(rebuild CC_ML_TEST_NO_REPUBLISH)
 cc_state_control(sigbus CC_TEST_NO_SIGBUS_GUARD)
 cc_state_control(files CC_TEST_NO_FILE_CHECKS)
 cc_state_control(wrap CC_ML_TEST_WRAP_ADD)
+cc_state_control(relink CC_TEST_NO_PATH_RECHECK)
 set_tests_properties(mem.state.slots mem.state.rebuild mem.state.sigbus mem.state.files mem.state.wrap
-  mem.state.slots.control mem.state.rebuild.control mem.state.sigbus.control
-  mem.state.files.control mem.state.wrap.control PROPERTIES TIMEOUT 60 LABELS concurrency)
+  mem.state.relink mem.state.slots.control mem.state.rebuild.control mem.state.sigbus.control
+  mem.state.files.control mem.state.wrap.control mem.state.relink.control PROPERTIES TIMEOUT 60
+  LABELS concurrency)
 
 # Context admission (tests/mem_ctx.c); controls: one library, the mechanism
 # chosen at run time by CC_TEST_CTX_CONTROL.

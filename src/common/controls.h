@@ -62,6 +62,7 @@
     /* state files */                                                                                                  \
     X(CC_TEST_PID_KEY, "region/proc_key.c", "mem.pidns.control")                                                       \
     X(CC_TEST_NO_FILE_CHECKS, "region/region.c", "mem.state.files.control")                                            \
+    X(CC_TEST_NO_PATH_RECHECK, "region/region.c", "mem.state.relink.control")                                          \
     X(CC_TEST_UNBOUNDED_INIT_LOCK, "region/region.c", "mem.region.lock.control")                                       \
     X(CC_TEST_NO_SIGBUS_GUARD, "region/guard.c", "mem.state.sigbus.control")                                           \
     /* host pid */                                                                                                     \

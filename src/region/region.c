@@ -84,6 +84,20 @@ static int CC_CONTROL_POINT(foreign_file)(const struct stat *st, const char **wh
     return 0;
 }
 
+/* The path still names the file we hold, and that file still has one name.
+ * The open's check saw the file as it was then; a hard link's other name
+ * removed between a process's open and its check made a file from outside
+ * the folder look like ours (one name, our uid), and the build wrote it
+ * (faults.lib, "during: hard link in place of memory.region", once in 5
+ * suite runs beside CI, 2026-12-06). Checked after the init lock, which can
+ * wait seconds, and before any write. Cost: one lstat per open. */
+static int CC_CONTROL_POINT(still_ours)(const char *path, int fd, struct stat *st)
+{
+    struct stat at;
+    if (cc_os_fstat(fd, st) != 0 || cc_os_lstat(path, &at) != 0) return 0;
+    return at.st_dev == st->st_dev && at.st_ino == st->st_ino && st->st_nlink == 1;
+}
+
 int cc_state_open(const char *path, int flags, mode_t mode, const char **why)
 {
     /* The open refuses symbolic links, FIFOs (without blocking on them) and
@@ -130,6 +144,8 @@ void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
         why = "cannot create the state folder";
         goto fail;
     }
+    int tries = 0;
+again:
     /* One unconditional open: no exists-then-create window. */
     fd = cc_state_open(path, O_RDWR | O_CREAT, 0600, &why);
     if (fd < 0) goto fail;
@@ -152,8 +168,16 @@ void *cc_region_open_ex(const char *dir, const struct cc_region_spec *spec,
     }
     locked = got == 0;
     struct stat st;
-    if (cc_os_fstat(fd, &st) != 0) {
-        why = "cannot stat";
+    if (!still_ours(path, fd, &st)) {
+        /* Replaced or linked since our open: not the state file. Open the
+         * path again (a new file, or the one that replaced it, checked anew). */
+        if (locked) cc_os_lock(fd, 0, 1, F_UNLCK, 0);
+        close(fd);
+        fd = -1;
+        locked = 0;
+        if (++tries < 3) goto again;
+        why = "was replaced or linked elsewhere while it was being opened, three times";
+        errno = EAGAIN;
         goto fail;
     }
     int resized = 0;
