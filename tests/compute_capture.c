@@ -19,7 +19,8 @@
  *     cap, 0.000 s bare, when captured launches took tokens) must take under
  *     100 ms all together; then a graph of 20 x 2 ms kernels, a shape never
  *     launched eagerly, is replayed for 2 s: its replays are charged, so the
- *     device is held near the cap (NVML, 1 s window: 20..35 %). Control
+ *     device is held near the cap (NVML, 1 s window: 20..35 %; the lower
+ *     bound judged where the process had a core, runq.h). Control
  *     (.control, WILL_FAIL): CC_TEST_CHARGE_CAPTURE charges and delays
  *     captured launches; the captures take > 1 s. */
 #include <cuda.h>
@@ -31,6 +32,7 @@
 #include "compute_mp.h"
 #include "cudacap/nvml_api.h"
 #include "ptx.h"
+#include "runq.h"
 #include "spin_setup.h"
 
 typedef CUresult (*begin_fn)(CUstream, CUstreamCaptureMode);
@@ -147,7 +149,9 @@ static int timing(void)
     if (check_failures) return 1;
     uint64_t until = mp_now() + 2000000000ull;
     int replays = 0;
+    double q0 = -1;
     while (mp_now() < until) {
+        if (q0 < 0 && mp_now() + 1000000000ull >= until) q0 = runq_tasks_s(0, NULL);
         CHECK_CU(cuGraphLaunch(x, s));
         if (++replays % 4 == 0) CHECK_CU(cuStreamSynchronize(s));
         if (check_failures) return 1;
@@ -157,9 +161,13 @@ static int timing(void)
     CHECK(nvmlInit_v2() == NVML_SUCCESS && nvmlDeviceGetHandleByIndex_v2(0, &h) == NVML_SUCCESS &&
               nvmlDeviceGetUtilizationRates(h, &u) == NVML_SUCCESS, "NVML");
     CHECK_CU(cuStreamSynchronize(s));
-    printf("replays of a 40 ms graph for 2 s: %d, device %u%% over the last second (cap 30)\n",
-           replays, u.gpu);
-    CHECK(u.gpu >= 20 && u.gpu <= 35, "replays held at %u%% (cap 30)", u.gpu);
+    double waited = q0 < 0 ? 0 : runq_tasks_s(0, NULL) - q0;
+    printf("replays of a 40 ms graph for 2 s: %d, device %u%% over the last second (cap 30), "
+           "%.3f s of it runnable without a core\n", replays, u.gpu, waited);
+    /* The lower bound only where the process had a core (runq.h): 17 % once
+     * in a fresh-root suite beside CI and a suite loop (2026-12-06). */
+    CHECK(u.gpu <= 35, "replays held at %u%% (cap 30)", u.gpu);
+    if (waited <= RUNQ_STARVED_FRACTION) CHECK(u.gpu >= 20, "replays held at %u%% (cap 30)", u.gpu);
     return 0;
 }
 

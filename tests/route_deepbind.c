@@ -6,9 +6,12 @@
  *   route_deepbind alloc now|lazy   64 MiB allocations by the plugin, direct
  *       and through its dlsym of the driver, until refused: each must fit
  *       the 1 GiB cap (CUDACAP_MEM_LIMIT=1g) and come near it.
- *   route_deepbind launch           the plugin launches a 1 ms kernel over
- *       every SM, synchronised, for 1.5 s: busy at most 0.40 under a 30 %
- *       cap (CUDACAP_SM_LIMIT=30).
+ *   route_deepbind launch           the plugin launches 4 ms kernels (1 ms
+ *       over every SM, four waves), two in flight between synchronisations,
+ *       for 1.5 s: busy at most 0.40 under a 30 % cap (CUDACAP_SM_LIMIT=30),
+ *       at least 0.15 where the process had a core (runq.h). One 1 ms kernel
+ *       a synchronisation left the uncapped control at 0.40 or less beside
+ *       CI and a suite loop (2026-12-06): its host time, not the cap.
  *   route_deepbind ctor             the plugin's constructor allocates 768 MiB
  *       inside the open, before anything is bound: the plugin's later
  *       allocations fit what is left of the 1 GiB cap (the open marks the
@@ -39,6 +42,7 @@
 
 #include "check.h"
 #include "ptx.h"
+#include "runq.h"
 
 static uint64_t now_ns(void)
 {
@@ -123,19 +127,23 @@ int main(int argc, char **argv)
         if (check_failures) CHECK_EXIT();
         uint64_t from = now_ns() + 300000000ull, end = from + 1500000000ull;
         unsigned counted = 0;
+        double q0 = -1;
         while (now_ns() < end) {
-            CUresult r = launch(f, (unsigned)sms, st);
+            CUresult r = launch(f, 4u * (unsigned)sms, st);
+            if (r == CUDA_SUCCESS) r = launch(f, 4u * (unsigned)sms, st);
             if (r != CUDA_SUCCESS) {
                 CHECK(0, "plugin launch returned %d", (int)r);
                 break;
             }
             CHECK_CU(cuStreamSynchronize(st));
-            if (now_ns() > from) counted++;
+            if (now_ns() > from) counted += 2;
+            else q0 = runq_tasks_s(0, NULL);
         }
-        double share = counted * 1e-3 / 1.5;
-        printf("plugin launches under a 30 %% cap: busy %.2f\n", share);
+        double share = counted * 4e-3 / 1.5, waited = q0 < 0 ? 0 : runq_tasks_s(0, NULL) - q0;
+        printf("plugin launches under a 30 %% cap: busy %.2f (%.3f s runnable without a core)\n", share,
+               waited);
         CHECK(share <= 0.40, "plugin launches: busy %.2f under a 30 %% cap", share);
-        CHECK(share >= 0.15, "plugin launches: busy only %.2f", share);
+        if (waited <= RUNQ_STARVED_FRACTION * 1.5) CHECK(share >= 0.15, "plugin launches: busy only %.2f", share);
         CHECK_EXIT();
     }
     fprintf(stderr, "usage: route_deepbind alloc now|lazy | ctor | own | launch | runpath\n");
