@@ -5,7 +5,8 @@
 set -u
 B=${1:-build}; LIB=$(cd "$B" && pwd)/lib/libcudacap.so; D=$(dirname "$0")
 ST=$(mktemp -d); export CUDACAP_STATE_DIR=$ST
-trap 'pkill -9 -f mem_torch.py 2>/dev/null' EXIT
+# (Anchored: a caller whose own command line names mem_torch.py was killed too.)
+trap 'pkill -9 -f "^python3 [^ ]*mem_torch.py" 2>/dev/null' EXIT
 fails=0
 ok() { if [ "$1" = 0 ]; then echo "PASS: $2"; else echo "FAIL: $2"; fails=$((fails+1)); fi; }
 capped() { env LD_PRELOAD="$LIB" CUDACAP_MEM_LIMIT="$1" timeout 120 "${@:2}"; }
