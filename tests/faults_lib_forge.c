@@ -23,10 +23,8 @@ const char *FORGE[] = {
 /* Forgeries that the documented exposure covers (a lower count elsewhere). */
 int forge_exposed(int k) { return k == F_USED0 || k == F_OWNER0; }
 
-static void *map_state(const char *f, size_t size)
+static void *map_once(const char *p, size_t size)
 {
-    char p[1000];
-    path_of(p, sizeof p, g_state, f);
     int fd = open(p, O_RDWR | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return NULL;
     struct stat st;
@@ -35,6 +33,19 @@ static void *map_state(const char *f, size_t size)
         m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     return m == MAP_FAILED ? NULL : m;
+}
+
+/* The state file f, mapped once it exists at its size: a worker makes the
+ * compute region at its first launch, which a starved machine delays past
+ * the workers' "ready" (faults.lib.4dev, "cannot map compute.region", in a
+ * fresh-root suite beside a suite loop, 2026-12-06). At most 5 s. */
+static void *map_state(const char *f, size_t size)
+{
+    char p[1000];
+    path_of(p, sizeof p, g_state, f);
+    void *m = map_once(p, size);
+    for (uint64_t t0 = now_ns(); !m && now_ns() - t0 < 5000000000ull; m = map_once(p, size)) usleep(10000);
+    return m;
 }
 
 void forge(int k, uint64_t *seed)
