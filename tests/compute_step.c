@@ -63,26 +63,45 @@ static int shapes(void)
      * it holds a lock: beside CI 1 run in 12 had 2 calls of 150-279 us
      * (2026-12-05). So up to 3 tries, each with 16 shapes never launched
      * before and after its own idle spell; the test passes on the first try
-     * with at most one slow call. The control's 15 waits recur every try. */
-    for (int t = 0; t < 3; t++) {
+     * with at most one slow call. The control's 15 waits recur every try.
+     * A call that was runnable without a core for over 150 us tells
+     * nothing: the gate's wait is sleeps of 10 us doubling, and on a busy
+     * host each wake-up waits for a core, so a whole 3 ms wait can read as
+     * run-queue time (the control passed so beside CI, 2026-12-06: 15
+     * calls waited 47.7 ms together, none over 150 us less its run-queue
+     * wait). Such a call is unknown; a try with slow + unknown over one is
+     * made again, and where no try is clean and none failed outright the
+     * run exits 77 (ctest: skipped, the control alike). */
+    int unknown = 0, clean = 0, failed = 0; /* failed: the slow calls of the last try with over one */
+    double failed_worst = 0;
+    for (int t = 0; t < 3 && !clean; t++) {
         nanosleep(&idle, NULL);
         slow = 0;
+        unknown = 0;
         worst = 0;
         for (int i = 0; i < 16; i++) {
             uint64_t q = runq_fd_ns(rq), a = step_now_ns();
             CHECK_CU(cuLaunchKernel(fn, 2 + (unsigned)(16 * t + i), 1, 1, 32, 1, 1, 0, own[i],
                                     NULL, NULL));
-            double us = ((double)(step_now_ns() - a) - (double)(runq_fd_ns(rq) - q)) / 1e3;
+            double waitq = (double)(runq_fd_ns(rq) - q) / 1e3;
+            double us = (double)(step_now_ns() - a) / 1e3 - waitq;
             slow += us > 150;
+            unknown += us <= 150 && waitq > 150;
             if (us > worst) worst = us;
         }
         CHECK_CU(cuCtxSynchronize());
-        printf("try %d, 16 new shapes below the cap: %d launch calls over 150 us, the longest %.0f us\n",
-               t + 1, slow, worst);
-        if (slow <= 1) break;
+        printf("try %d, 16 new shapes below the cap: %d launch calls over 150 us, the longest %.0f us; "
+               "%d more runnable without a core over 150 us\n",
+               t + 1, slow, worst, unknown);
+        clean = slow + unknown <= 1;
+        if (slow > 1) failed = slow, failed_worst = worst;
     }
     if (rq >= 0) close(rq);
-    CHECK(slow <= 1, "%d launch calls waited (the longest %.0f us)", slow, worst);
+    if (!clean && !failed) {
+        printf("no try without calls that waited for a core: cannot judge (skipped)\n");
+        return 77;
+    }
+    CHECK(clean, "%d launch calls waited (the longest %.0f us)", failed, failed_worst);
     CHECK_EXIT();
 }
 

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "cudacap/nvml_api.h"
+#include "hang_report.h"
 #include "ptx.h"
 #include "runq.h"
 
@@ -208,6 +209,7 @@ static void collect(const char *dir, int id, pid_t pid, double deadline, struct 
     memset(r, 0, sizeof *r);
     r->rc = -1;
     int st;
+    char path[1024], line[512];
     for (;;) {
         pid_t w = waitpid(pid, &st, WNOHANG);
         if (w == pid) {
@@ -215,6 +217,10 @@ static void collect(const char *dir, int id, pid_t pid, double deadline, struct 
             break;
         }
         if (now_s() > deadline) {
+            /* Where it hangs, into the case's log (fail() shows it). */
+            snprintf(path, sizeof path, "%s/w%d.hang", dir, id);
+            FILE *h = fopen(path, "w");
+            if (h) hang_report(pid, h), fclose(h);
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
             r->rc = 124;
@@ -222,7 +228,6 @@ static void collect(const char *dir, int id, pid_t pid, double deadline, struct 
         }
         usleep(5000);
     }
-    char path[1024], line[512];
     snprintf(path, sizeof path, "%s/w%d.out", dir, id);
     FILE *f = fopen(path, "r");
     if (!f || fscanf(f, "%d %d %lf %d %lf", &r->filled, &r->refused, &r->busy, &r->errs, &r->starved) != 5)
@@ -256,9 +261,18 @@ static void fail(const char *cname, const char *what, const char *dir)
         int n = 0;
         snprintf(path, sizeof path, "%s/w%d.err", dir, id);
         FILE *f = fopen(path, "r");
-        while (f && fgets(line, sizeof line, f)) snprintf(last[n++ % 8], sizeof last[0], "%s", line);
+        int said = 0; /* the warnings, which the exit report's lines push out of the last 8 */
+        while (f && fgets(line, sizeof line, f)) {
+            if (said < 10 && (strstr(line, ": warning: ") || strstr(line, ": error: ")))
+                printf("  w%d.err: %s", id, line), said++;
+            snprintf(last[n++ % 8], sizeof last[0], "%s", line);
+        }
         if (f) fclose(f);
         for (int k = n > 8 ? n - 8 : 0; k < n; k++) printf("  w%d.err: %s", id, last[k % 8]);
+        snprintf(path, sizeof path, "%s/w%d.hang", dir, id);
+        f = fopen(path, "r");
+        while (f && fgets(line, sizeof line, f)) printf("  w%d.hang: %s", id, line);
+        if (f) fclose(f);
     }
     g_failed++;
 }
