@@ -49,8 +49,11 @@ P=(podman --root "$W/storage" --runroot "/tmp/cc-pod-fresh-$$" --storage-driver 
 "${P[@]}" run --rm --privileged --network none --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 \
   -v "$W/src:/src:ro" localhost/readme-fresh bash -c '
     cp -a /src /w && cd /w || exit 1
-    scripts/demo.sh > /tmp/demo.log 2>&1; d=$?; echo "== scripts/demo.sh: rc $d"; tail -6 /tmp/demo.log
-    scripts/test.sh > /tmp/test.log 2>&1; t=$?; echo "== scripts/test.sh: rc $t"
+    s=$SECONDS; scripts/demo.sh > /tmp/demo.log 2>&1; d=$?
+    echo "== scripts/demo.sh: rc $d in $((SECONDS - s)) s"; tail -6 /tmp/demo.log
+    # README's test command from an empty build folder: the build, then the suite.
+    s=$SECONDS; scripts/test.sh > /tmp/test.log 2>&1; t=$?
+    echo "== scripts/test.sh: rc $t in $((SECONDS - s)) s"
     grep -E "tests passed|\*\*\*(Failed|Timeout|Exception)" /tmp/test.log
     # A failed test: its checks that failed (its own lines, not the
     # library'"'"'s CUDACAP_COUNT_CALLS lines that can fill a screen).
