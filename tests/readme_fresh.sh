@@ -51,7 +51,7 @@ P=(podman --root "$W/storage" --runroot "/tmp/cc-pod-fresh-$$" --storage-driver 
     cp -a /src /w && cd /w || exit 1
     s=$SECONDS; scripts/demo.sh > /tmp/demo.log 2>&1; d=$?
     echo "== scripts/demo.sh: rc $d in $((SECONDS - s)) s"; tail -6 /tmp/demo.log
-    # README's test command from an empty build folder: the build, then the suite.
+    # The test command from an empty build folder: the build, then the suite.
     s=$SECONDS; scripts/test.sh > /tmp/test.log 2>&1; t=$?
     echo "== scripts/test.sh: rc $t in $((SECONDS - s)) s"
     grep -E "tests passed|\*\*\*(Failed|Timeout|Exception)" /tmp/test.log
