@@ -46,19 +46,25 @@ git -C "$R" archive HEAD | tar -x -C "$W/src"
 P=(podman --root "$W/storage" --runroot "/tmp/cc-pod-fresh-$$" --storage-driver overlay --runtime runc
    --cgroup-manager cgroupfs --events-backend none)
 "${P[@]}" import -q "$W/root.tar" localhost/readme-fresh > /dev/null || { echo "FAIL: podman import"; exit 1; }
+# The commands inside the root, from a file (a quoted here-document: no
+# quoting to get wrong; in a single-quoted bash -c an apostrophe in a
+# comment once ended the script early and ran the suite on the host).
+cat > "$W/inner.sh" <<'INNER'
+cp -a /src /w && cd /w || exit 1
+s=$SECONDS; scripts/demo.sh > /tmp/demo.log 2>&1; d=$?
+echo "== scripts/demo.sh: rc $d in $((SECONDS - s)) s"; tail -6 /tmp/demo.log
+# README's test command from an empty build folder: the build, then the suite.
+s=$SECONDS; scripts/test.sh > /tmp/test.log 2>&1; t=$?
+echo "== scripts/test.sh: rc $t in $((SECONDS - s)) s"
+grep -E "tests passed|\*\*\*(Failed|Timeout|Exception)" /tmp/test.log
+# A failed test: its checks that failed (its own lines, not the
+# library's CUDACAP_COUNT_CALLS lines that can fill a screen).
+[ $t = 0 ] || grep -E "\*\*\*Failed|FAIL|CHECK|check\(s\) failed|want" /tmp/test.log | grep -v "^cudacap\[" | head -60
+[ $d = 0 ] && [ $t = 0 ] && echo "== inside the fresh root: done"
+INNER
 "${P[@]}" run --rm --privileged --network none --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 \
-  -v "$W/src:/src:ro" localhost/readme-fresh bash -c '
-    cp -a /src /w && cd /w || exit 1
-    s=$SECONDS; scripts/demo.sh > /tmp/demo.log 2>&1; d=$?
-    echo "== scripts/demo.sh: rc $d in $((SECONDS - s)) s"; tail -6 /tmp/demo.log
-    # The test command from an empty build folder: the build, then the suite.
-    s=$SECONDS; scripts/test.sh > /tmp/test.log 2>&1; t=$?
-    echo "== scripts/test.sh: rc $t in $((SECONDS - s)) s"
-    grep -E "tests passed|\*\*\*(Failed|Timeout|Exception)" /tmp/test.log
-    # A failed test: its checks that failed (its own lines, not the
-    # library'"'"'s CUDACAP_COUNT_CALLS lines that can fill a screen).
-    [ $t = 0 ] || grep -E "\*\*\*Failed|FAIL|CHECK|check\(s\) failed|want" /tmp/test.log | grep -v "^cudacap\[" | head -60
-    [ $d = 0 ] && [ $t = 0 ]'
+  -v "$W/src:/src:ro" -v "$W/inner.sh:/inner.sh:ro" localhost/readme-fresh bash /inner.sh | tee "$W/inner.log"
+[ "${PIPESTATUS[0]}" = 0 ] && grep -q "^== inside the fresh root: done" "$W/inner.log"
 rc=$?
 "${P[@]}" rmi -f localhost/readme-fresh > /dev/null 2>&1
 rm -rf "/tmp/cc-pod-fresh-$$" # podman's run state: not left in /tmp by every run
