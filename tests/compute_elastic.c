@@ -397,6 +397,19 @@ static void mode_guard(int variant)
      * the lower bar says nothing, and a run that passed the rest is run
      * again (main), then skipped. */
     if (unjudged) printf("%d yield(s) after a starved second: the lower bar not judged\n", unjudged);
+    /* A window the machine took a fifth of (100 ms or more) from a second
+     * before the count on: the borrower looked idle to its samples, and its
+     * target may fall back to the hard share with no yield seen by the
+     * polls, then grow back over the counted windows (beside a suite loop
+     * and CI, 2026-12-06: 395 ms lost in one window, the next at 37.5 %,
+     * the mean target 77 %, 74.7 % counted). The lower bar says nothing
+     * then either (only where it failed: a run above it stands). */
+    for (uint64_t w = from - 1000; !unjudged && x < lo && w + 500 <= end; w += 500)
+        if (lost_ms(w, w + 500) >= 100.0) {
+            printf("%.0f ms of the window at %.1f s starved: the lower bar not judged\n", lost_ms(w, w + 500),
+                   w / 1e3);
+            unjudged = 1;
+        }
     CHECK((unjudged || x >= lo) && x <= 88.0, "elastic %.1f %% beside an idle context (guard 85, at least %.0f)", x,
           lo);
     CHECK(yields <= 1, "%d yields beside an idle context", yields);
