@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runq.h" /* the tests' schedstat reader */
+
 static uint64_t now_ns(void)
 {
     struct timespec t;
@@ -34,14 +36,6 @@ static void read_first(const char *path, char *b, size_t n)
     ssize_t k = fd >= 0 ? read(fd, b, n - 1) : -1;
     if (fd >= 0) close(fd);
     b[k > 0 ? k : 0] = 0;
-}
-
-static uint64_t runq_ns(void)
-{
-    char b[128];
-    unsigned long long run, wait;
-    read_first("/proc/thread-self/schedstat", b, sizeof b);
-    return sscanf(b, "%llu %llu", &run, &wait) == 2 ? wait : 0;
 }
 
 static uint64_t steal_ticks(void)
@@ -85,13 +79,14 @@ int main(int argc, char **argv)
     uint64_t n = 0, store_max = 0, store_over1 = 0, sleep_over100 = 0, sleep_max = 0, runq_in_over = 0,
              over_total = 0;
     const struct timespec ms = {0, 1000000};
+    int rq = runq_open();
     while (now_ns() < end) {
         uint64_t a = now_ns();
         __atomic_add_fetch(page, 1, __ATOMIC_RELAXED); /* the store a launch makes */
         uint64_t st = now_ns() - a;
-        uint64_t q0 = runq_ns(), s0 = steal_ticks(), i0 = io_some_us(), b = now_ns();
+        uint64_t q0 = runq_fd_ns(rq), s0 = steal_ticks(), i0 = io_some_us(), b = now_ns();
         nanosleep(&ms, NULL);
-        uint64_t sl = now_ns() - b, q = runq_ns() - q0, s = steal_ticks() - s0, io = io_some_us() - i0;
+        uint64_t sl = now_ns() - b, q = runq_fd_ns(rq) - q0, s = steal_ticks() - s0, io = io_some_us() - i0;
         n++;
         if (st > store_max) store_max = st;
         store_over1 += st > 1000000;

@@ -69,6 +69,6 @@ rc=$?
 "${P[@]}" rmi -f localhost/readme-fresh > /dev/null 2>&1
 rm -rf "/tmp/cc-pod-fresh-$$" # podman's run state: not left in /tmp by every run
 # Kept for a look when it failed; gone when it passed (about 1 GB).
-[ $rc = 0 ] && rm -rf "$W/storage" "$W/root.tar" "$W/src"
+[ $rc = 0 ] && rm -rf "$W/storage" "$W/root.tar" "$W/src" "$W/inner.sh" "$W/inner.log"
 echo "== readme_fresh: rc $rc"
 exit $rc
