@@ -57,14 +57,14 @@ int main(int argc, char **argv)
     mkdir(base, 0700);
     struct cont c[2] = {{.cap = 30, .nproc = 3}, {.cap = 50, .nproc = 1}};
     snprintf(c[0].state, sizeof c[0].state, "%s/alone", base);
-    containers_run(argv[0], c, 1, RUN_NS);
+    containers_run(argv[0], c, 1, WARM_NS, RUN_NS);
     unsigned long dev = census(c[0].census, "nvml_devutil"), proc = census(c[0].census, "nvml_util");
     printf("alone, 3 processes at cap 30: %.1f %% of the device; queries: %lu device-wide, %lu per-process\n",
            c[0].pct, dev, proc);
     CHECK(proc <= 8, "%lu per-process queries while alone", proc);
     CHECK(c[0].pct < 35, "alone: %.1f %% at cap 30", c[0].pct);
-    /* Shares and counts from below only where the workers had their cores
-     * and were set up in time. */
+    /* Shares and counts from below only where the workers had their cores,
+     * the machine ran them (containers_wait) and they were set up in time. */
     if (runq_judged("alone", c[0].starved, RUN_NS / 1e9)) {
         CHECK(dev >= 10, "only %lu device-wide queries", dev);
         CHECK(c[0].pct > 25, "alone: %.1f %% at cap 30", c[0].pct);
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
      * raising the share on its first samples; mended 2026-12-06,
      * compute.cost.preempted and compute.controller.restart). */
     for (int t = 0; t < 3; t++) {
-        containers_run(argv[0], c, 2, RUN_NS);
+        containers_run(argv[0], c, 2, WARM_NS, RUN_NS);
         int low = 0;
         for (int j = 0; j < 2; j++) low += c[j].pct <= c[j].cap - 5;
         if (!low) break;

@@ -51,7 +51,7 @@ int main(int argc, char **argv)
      * learned, and a left one started the control at 0.67 of nominal. */
     for (int t = 0; t < 3; t++) {
         snprintf(c.state, sizeof c.state, "%s/stalled.%d.%d", base, (int)getpid(), t);
-        containers_run(argv[0], &c, 1, RUN_NS);
+        containers_run(argv[0], &c, 1, WARM_NS, RUN_NS);
         printf("try %d: %.1f %% at cap 50, launches stalled 3 ms, no NVML\n", t + 1, c.pct);
         if (c.pct > 45 || !runq_judged("share", c.starved, RUN_NS / 1e9)) break;
     }
