@@ -26,6 +26,7 @@
 
 #include "check.h"
 #include "compute_mp.h"
+#include "containers_run.h"
 #include "saturate_worker.h"
 
 #define WARM_NS 3000000000ull
@@ -38,52 +39,21 @@ int main(int argc, char **argv)
         return saturate_worker(argv[2], strtoull(argv[3], NULL, 10), WARM_NS, RUN_NS);
     const char *base = getenv("CUDACAP_STATE_DIR");
     if (!base) return 77;
-    const int caps[2] = {30, 50};
-    char state[2][512], out[4][600], t0s[32];
+    struct cont c[2] = {{.cap = 30, .nproc = 2}, {.cap = 50, .nproc = 2}};
     mkdir(base, 0700); /* the library makes its folder only when it maps */
-    uint64_t t0 = mp_now();
-    snprintf(t0s, sizeof t0s, "%llu", (unsigned long long)t0);
-    pid_t pids[4];
-    for (int c = 0; c < 2; c++) {
-        snprintf(state[c], sizeof state[c], "%s/container%d", base, c);
-        mkdir(state[c], 0700);
-        for (int i = 0; i < 2; i++) {
-            int k = c * 2 + i;
-            snprintf(out[k], sizeof out[k], "%s/work.%d", state[c], i);
-            unlink(out[k]);
-            pids[k] = fork();
-            if (pids[k] == 0) {
-                char cap[8];
-                snprintf(cap, sizeof cap, "%d", caps[c]);
-                setenv("CUDACAP_STATE_DIR", state[c], 1);
-                setenv("CUDACAP_SM_LIMIT", cap, 1);
-                execl("/proc/self/exe", argv[0], "--worker", out[k], t0s, (char *)NULL);
-                _exit(127);
-            }
-            CHECK(pids[k] > 0, "fork failed");
-        }
-    }
-    CHECK(mp_wait_all(pids, 4) == 0, "a worker failed");
+    for (int j = 0; j < 2; j++) snprintf(c[j].state, sizeof c[j].state, "%s/container%d", base, j);
+    containers_run(argv[0], c, 2, WARM_NS, RUN_NS);
     double err = 0;
-    for (int c = 0; c < 2; c++) {
-        double w = 0, starved = 0;
-        for (int i = 0; i < 2; i++) {
-            FILE *f = fopen(out[c * 2 + i], "r");
-            double x = 0, q = 0;
-            CHECK(f && fscanf(f, "%lf %lf", &x, &q) == 2, "no result from %s", out[c * 2 + i]);
-            if (f) fclose(f);
-            w += x;
-            if (q > starved) starved = q;
-        }
-        double pct = w / (RUN_NS / 1e9) * 100;
-        printf("container %d, cap %d%%: %.1f%% of the device; runnable without a core %.2f s of %.0f\n", c,
-               caps[c], pct, starved, RUN_NS / 1e9);
-        CHECK(pct < caps[c] + 12, "container %d: %.1f%% at cap %d%%", c, pct, caps[c]);
+    for (int j = 0; j < 2; j++) {
+        double pct = c[j].pct;
+        printf("container %d, cap %d%%: %.1f%% of the device; starved %.2f s of %.0f\n", j, c[j].cap, pct,
+               c[j].starved, RUN_NS / 1e9);
+        CHECK(pct < c[j].cap + 12, "container %d: %.1f%% at cap %d%%", j, pct, c[j].cap);
         /* From below only where its workers had their cores (1.9 % at cap
          * 30 once, its workers stalled for seconds beside two suites). */
-        if (runq_judged("twocont", starved, RUN_NS / 1e9))
-            CHECK(pct > caps[c] - 12, "container %d: %.1f%% at cap %d%%", c, pct, caps[c]);
-        err += pct > caps[c] ? pct - caps[c] : caps[c] - pct;
+        if (runq_judged("twocont", c[j].starved, RUN_NS / 1e9))
+            CHECK(pct > c[j].cap - 12, "container %d: %.1f%% at cap %d%%", j, pct, c[j].cap);
+        err += pct > c[j].cap ? pct - c[j].cap : c[j].cap - pct;
     }
     printf("sum of the two errors: %.1f pp\n", err);
     CHECK_EXIT();

@@ -1,7 +1,8 @@
 /* Containers of saturating workers run at once (tests/saturate_worker.h):
  * each container its own state folder and cap, its workers this test's
  * executable re-run as `--worker OUT T0`, each with the environment named
- * in its container. For compute_cheap.c and compute_preempt.c. */
+ * in its container. For compute_cheap.c, compute_preempt.c and
+ * compute_twocont.c. */
 #ifndef CC_TEST_CONTAINERS_RUN_H
 #define CC_TEST_CONTAINERS_RUN_H
 
