@@ -149,7 +149,13 @@ start_listener || fail "listener did not start: $(cat $CLI_TEST_TMP/listen.err)"
 t0=$(date +%s%N)
 for i in 1 2 3; do out=$(get $port /metrics); has "HTTP/1.0 200 OK" "scrape $i answered"; done
 ms=$((($(date +%s%N) - t0) / 1000000))
-[ $ms -lt 3000 ] && ok "three scrapes in $ms ms (one 1 s wait, then the retry period)" || fail "three scrapes took $ms ms"
+# One try of the socket, then none until the retry period (10 s) is over:
+# counted at the fake kubelet, not timed (the bound of 3 s for the three
+# scrapes failed at 4.8 s under ASan beside a suite loop and CI, 2026-12-06).
+# Checked by hand: with a retry period of 0 s the three scrapes made 3 tries.
+tries=$(grep -c '^accepted' $CLI_TEST_TMP/server.err)
+[ "$tries" -ge 1 ] && [ "$tries" -le $((1 + ms / 10000)) ] && ok "three scrapes in $ms ms, $tries try of the socket (then the retry period)" \
+  || fail "three scrapes in $ms ms: $tries tries of the socket"
 n=$(grep -c "warning: pod-resources socket" $CLI_TEST_TMP/listen.err)
 [ "$n" = 1 ] && ok "one warning per run: $(grep warning $CLI_TEST_TMP/listen.err)" || fail "$n warnings: $(cat $CLI_TEST_TMP/listen.err)"
 # The kubelet back: labels again after the retry period, no second warning.
