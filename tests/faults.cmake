@@ -22,6 +22,7 @@ endfunction()
 # hand (with this test's environment: ctest -R faults.lib -V shows it).
 cc_sim_client(faults_lib faults_lib.c faults_lib_worker.c faults_lib_files.c faults_lib_forge.c)
 target_link_libraries(faults_lib PRIVATE pthread)
+target_include_directories(faults_lib PRIVATE ${CMAKE_SOURCE_DIR}/src) # the bucket's bounds
 cc_fault_test(faults.lib "${CUDACAP_PRELOAD}" 180 faults_lib ${CMAKE_BINARY_DIR}/state/faults.lib)
 # The same on 2 and 4 simulated devices: the work on the last
 # device, device 0's context current in the launching thread.
