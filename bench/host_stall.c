@@ -6,8 +6,12 @@
  * A store that blocks in the kernel (write-back, a journal) shows as a slow
  * store; a scheduler delay as a sleep whose overshoot is run-queue wait;
  * a paused virtual CPU as steal. Not built with a GPU; no library loaded.
- * Usage: bench_host_stall DIR SECONDS (DIR: where the state files live,
- * e.g. a build's state/ on the disk, against /dev/shm). */
+ * Usage: bench_host_stall DIR SECONDS [PAGES] (DIR: where the state files
+ * live, e.g. a build's state/ on the disk, against /dev/shm; PAGES, 1 by
+ * default: the stores go round that many pages of the file, so that more of
+ * them land on a page the kernel has written back since, which must fault
+ * again (page_mkwrite: the file system's journal, the dirty-page
+ * throttle) before the store completes). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -58,18 +62,20 @@ static uint64_t io_some_us(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s DIR SECONDS\n", argv[0]);
+    long pages = argc == 4 ? atol(argv[3]) : 1;
+    if ((argc != 3 && argc != 4) || pages < 1 || pages > 262144) {
+        fprintf(stderr, "usage: %s DIR SECONDS [PAGES (1..262144)]\n", argv[0]);
         return 2;
     }
+    size_t size = (size_t)pages * 4096;
     char path[4096];
     snprintf(path, sizeof path, "%s/host_stall.page", argv[1]);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0 || ftruncate(fd, 4096) != 0) {
+    if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
         perror(path);
         return 1;
     }
-    uint64_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    uint64_t *page = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (page == MAP_FAILED) {
         perror("mmap");
@@ -82,7 +88,7 @@ int main(int argc, char **argv)
     int rq = runq_open();
     while (now_ns() < end) {
         uint64_t a = now_ns();
-        __atomic_add_fetch(page, 1, __ATOMIC_RELAXED); /* the store a launch makes */
+        __atomic_add_fetch(&page[(n % (uint64_t)pages) * 512], 1, __ATOMIC_RELAXED); /* the store a launch makes */
         uint64_t st = now_ns() - a;
         uint64_t q0 = runq_fd_ns(rq), s0 = steal_ticks(), i0 = io_some_us(), b = now_ns();
         nanosleep(&ms, NULL);
@@ -103,9 +109,9 @@ int main(int argc, char **argv)
         }
     }
     unlink(path);
-    printf("%llu stores to %s: longest %.3f ms, %llu over 1 ms; sleeps over 100 ms: %llu (longest %.1f ms), "
+    printf("%llu stores to %ld page(s) of %s: longest %.3f ms, %llu over 1 ms; sleeps over 100 ms: %llu (longest %.1f ms), "
            "their overshoot %.1f s, of which runnable without a core %.1f s\n",
-           (unsigned long long)n, path, store_max / 1e6, (unsigned long long)store_over1,
+           (unsigned long long)n, pages, path, store_max / 1e6, (unsigned long long)store_over1,
            (unsigned long long)sleep_over100, sleep_max / 1e6, over_total / 1e9, runq_in_over / 1e9);
     return 0;
 }
